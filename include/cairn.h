@@ -1,0 +1,164 @@
+/*
+ * cairn.h -- the public C API of libcairn, the only header users include.
+ *
+ * Persistent pools over memory-mapped files, a typed root, an allocator,
+ * undo-logged transactions and 8-byte position-independent pointers.
+ * See docs/runtime.md for the user guide and ../DESIGN.md for the contract.
+ *
+ * Pointer format in PM (bit 63 = 1 marks the relative form):
+ *
+ *    63  62                    40 39                                  0
+ *   +---+------------------------+-------------------------------------+
+ *   | 1 |  pool id (23 bits)     |  byte offset in the pool (40 bits)  |
+ *   +---+------------------------+-------------------------------------+
+ *
+ * NULL is 0. In registers, on the stack and in DRAM a pointer is a plain
+ * virtual address.
+ */
+#ifndef CAIRN_H
+#define CAIRN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cairn_pool cairn_pool;
+
+/* ---- pools ------------------------------------------------------------ */
+#define CAIRN_POOL_MIN_SIZE ((size_t)8 << 20)   /* 8 MiB */
+#define CAIRN_POOL_MAX_SIZE ((size_t)1 << 40)   /* 1 TiB */
+
+cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size);
+cairn_pool *cairn_pool_open(const char *path, const char *layout); /* recovers */
+int         cairn_pool_close(cairn_pool *pool);
+/* Grow an open pool in place to new_size bytes (never moves it). */
+int         cairn_pool_grow(cairn_pool *pool, size_t new_size);
+/* The open pool that holds ptr, or NULL. */
+cairn_pool *cairn_pool_of(const void *ptr);
+
+/* ---- typed root --------------------------------------------------------- */
+void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
+#define CAIRN_ROOT(pool, T)  ((T *)cairn_root((pool), sizeof(T), CAIRN_TYPE_ID(T)))
+
+/* CAIRN_TYPE_ID(T): a checksum of T's layout. cairn-cc computes it from the
+ * full type (names, field types, sizes, offsets, signedness) through the
+ * builtin __cairn_type_id. Plain C compilers get what C itself can see:
+ * the spelled type name, its size and alignment. */
+#if defined(__has_builtin)
+#  if __has_builtin(__builtin_cairn_type_id)
+#    define CAIRN_TYPE_ID(T) __builtin_cairn_type_id(T)
+#  endif
+#endif
+#ifndef CAIRN_TYPE_ID
+#  define CAIRN_TYPE_ID(T) \
+     cairn__type_id_basic(#T, sizeof(T), _Alignof(T))
+#endif
+static inline uint64_t cairn__type_id_basic(const char *name, size_t size,
+                                            size_t align)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;          /* FNV-1a over the spelling */
+    for (const char *c = name; *c; c++) {
+        if (*c == ' ') continue;                  /* "struct  x" == "struct x" */
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+    }
+    h ^= (uint64_t)size * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)align << 56;
+    return h | 1;                                 /* never 0: 0 means "no root" */
+}
+
+/* ---- allocation --------------------------------------------------------- */
+void       *cairn_alloc(cairn_pool *pool, size_t size);  /* zeroed; in a tx: undone on abort */
+void        cairn_free(void *ptr);                       /* in a tx: takes effect at commit */
+size_t      cairn_usable_size(const void *ptr);
+
+/* ---- transactions ------------------------------------------------------- */
+int         cairn_tx_begin(cairn_pool *pool);            /* nests (flat) */
+int         cairn_tx_commit(void);
+void        cairn_tx_abort(void);
+int         cairn_tx_active(void);                       /* nesting depth, 0 if none */
+void        cairn_tx_add(const void *ptr, size_t len);     /* explicit undo snapshot */
+void        cairn_tx_clobber(const void *ptr, size_t len); /* durable at commit, no snapshot */
+
+/* Block form: commits when control leaves the block (end, break, return,
+ * goto); cairn_tx_abort() inside the block aborts instead. The body is
+ * skipped when the transaction cannot begin (see cairn_errormsg()). */
+struct cairn__tx_scope { int once; int began; };
+struct cairn__tx_scope cairn__tx_scope_begin(cairn_pool *pool);
+void cairn__tx_scope_end(struct cairn__tx_scope *scope);
+#define CAIRN__CAT2(a, b) a##b
+#define CAIRN__CAT(a, b) CAIRN__CAT2(a, b)
+#define CAIRN_TX(pool)                                                        \
+    for (struct cairn__tx_scope CAIRN__CAT(cairn__txs_, __LINE__)              \
+             __attribute__((cleanup(cairn__tx_scope_end))) =                   \
+             cairn__tx_scope_begin(pool);                                      \
+         CAIRN__CAT(cairn__txs_, __LINE__).once;                               \
+         CAIRN__CAT(cairn__txs_, __LINE__).once = 0)
+
+/* ---- persistence primitives -------------------------------------------- */
+void        cairn_persist(const void *ptr, size_t len);    /* flush + dfence */
+void        cairn_flush(const void *ptr, size_t len);      /* flush only */
+void        cairn_ofence(void);   /* ordering point (HOPS ofence) */
+void        cairn_dfence(void);   /* durability point (HOPS dfence) */
+
+/* ---- pointers ----------------------------------------------------------- */
+int         cairn_is_pm(const void *ptr);
+void        cairn_ptr_store(void *pm_slot, const void *target);
+void       *cairn_ptr_load(const void *pm_slot);
+/* file:line for the safety message when called from plain C */
+void        cairn__ptr_store_at(void *pm_slot, const void *target,
+                                const char *file, int line);
+#define cairn_ptr_store(slot, target) \
+    cairn__ptr_store_at((slot), (target), __FILE__, __LINE__)
+
+const char *cairn_errormsg(void); /* why the last call failed, in words */
+
+/* ---- statistics --------------------------------------------------------- */
+struct cairn_stats {
+    uint64_t flushes;      /* cache lines flushed (or msync'd) */
+    uint64_t ofences;      /* ordering fences */
+    uint64_t dfences;      /* durability fences */
+    uint64_t log_entries;  /* undo records appended */
+    uint64_t log_bytes;    /* undo bytes appended */
+    uint64_t log_skipped;  /* tx_add calls satisfied by an earlier record */
+};
+/* Counters of the calling thread since it started (or since reset). */
+void        cairn_stats_get(struct cairn_stats *out);
+void        cairn_stats_reset(void);
+
+/* ---- ABI for cairn-cc generated code ----------------------------------
+ * The compiler pass calls these; they are stable names. The region holds
+ * every pool: [cairn__region_lo, cairn__region_hi). Each pool owns one
+ * 1 TiB slot of it, so address -> (pool, offset) is a shift. */
+extern uintptr_t cairn__region_lo, cairn__region_hi;
+#define CAIRN_SLOT_SHIFT 40
+#define CAIRN_REL_BIT    ((uint64_t)1 << 63)
+#define CAIRN_ID_SHIFT   40
+#define CAIRN_ID_MASK    ((uint64_t)0x7fffff)
+#define CAIRN_OFF_MASK   (((uint64_t)1 << 40) - 1)
+
+static inline int cairn__in_region(const void *p)
+{
+    return (uintptr_t)p - cairn__region_lo < cairn__region_hi - cairn__region_lo;
+}
+/* Slow paths, out of line. */
+void    *cairn__ra2va_slow(uint64_t rel);
+uint64_t cairn__va2ra_checked(const void *slot, const void *target,
+                              const char *file, int line);
+/* A relative value (bit 63 set) -> virtual address; anything else unchanged. */
+static inline void *cairn__ra2va(uint64_t v)
+{
+    if (__builtin_expect((int64_t)v < 0, 0))
+        return cairn__ra2va_slow(v);
+    return (void *)(uintptr_t)v;
+}
+/* Undo-log hook: called before a store of len bytes at addr that may be PM.
+ * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
+void     cairn__log_store(const void *addr, size_t len, const char *file, int line);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CAIRN_H */

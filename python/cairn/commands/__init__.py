@@ -1,0 +1,1 @@
+"""One module per `cairn` subcommand; each defines register(subparsers)."""

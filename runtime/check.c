@@ -1,0 +1,205 @@
+/*
+ * check.c -- the full consistency check behind `cairn pool check`.
+ *
+ * Read-only by construction: the file is opened O_RDONLY and mapped
+ * MAP_PRIVATE, so simulating recovery (roll-back, mark from the root) in the
+ * copy never touches the pool. It names what is wrong: a bad header, a torn
+ * state record, a chunk table word that fails its check, a large object that
+ * overlaps another, a pointer that leads to no object, a reachable object
+ * that the allocator holds free, and (after a clean close) objects that are
+ * allocated but unreachable (leaks).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct ctx {
+    cairn_check_emit emit;
+    void *ectx;
+    struct cairn_check_report *rep;
+    int bad_ptr_reported;
+};
+
+static void say(struct ctx *c, const char *sev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct ctx *c, const char *sev, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!strcmp(sev, "error")) c->rep->errors++;
+    c->emit(c->ectx, sev, msg);
+}
+
+static void on_bad_ptr(void *vc, uint64_t from, uint64_t to)
+{
+    struct ctx *c = vc;
+    if (c->bad_ptr_reported++ < 20)
+        say(c, "error", "the word at offset %#llx holds a pointer to offset %#llx, which is in no "
+            "object (dangling or corrupt pointer)", (unsigned long long)from, (unsigned long long)to);
+    else
+        c->rep->errors++;
+}
+
+static void check_table(cairn_pool *pool, struct ctx *c)
+{
+    for (uint64_t g = 0; g < pool->nchunks; g++) {
+        if (g % CAIRN_ZONE_CHUNKS == 0) continue;
+        uint64_t w = *cairn__chunk_table_slot(pool->base, pool->hdr, g);
+        if (!cairn__chunk_word_ok(g, w)) {
+            say(c, "error", "chunk table entry %llu is corrupt (%#llx)", (unsigned long long)g,
+                (unsigned long long)w);
+            continue;
+        }
+        unsigned kind = w & 0xff;
+        uint64_t arg = (w >> 8) & 0xffffffffu;
+        if (kind == CK_RUN) {
+            c->rep->run_chunks++;
+            if (arg >= CAIRN_NCLASSES)
+                say(c, "error", "chunk %llu: run of unknown size class %llu",
+                    (unsigned long long)g, (unsigned long long)arg);
+        } else if (kind == CK_LARGE) {
+            if (arg == 0 || g + arg > pool->nchunks || (g % CAIRN_ZONE_CHUNKS) + arg > CAIRN_ZONE_CHUNKS) {
+                say(c, "error", "chunk %llu: large object of %llu chunks runs past its zone",
+                    (unsigned long long)g, (unsigned long long)arg);
+                continue;
+            }
+            for (uint64_t k = 1; k < arg; k++) {
+                uint64_t wk = *cairn__chunk_table_slot(pool->base, pool->hdr, g + k);
+                if (wk != cairn__chunk_word(g + k, CK_CONT, k)) {
+                    say(c, "warning", "chunk %llu: large object overlapped by chunk %llu (freed "
+                        "and partly reused; recovery treats it as free)",
+                        (unsigned long long)g, (unsigned long long)(g + k));
+                    break;
+                }
+            }
+            c->rep->large_chunks += arg;
+            g += arg - 1;
+        } else if (kind == CK_FREE) {
+            c->rep->free_chunks++;
+        }
+    }
+}
+
+int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *ectx,
+                      struct cairn_check_report *rep)
+{
+    struct ctx c = { emit, ectx, rep, 0 };
+    memset(rep, 0, sizeof *rep);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        say(&c, "error", "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    char head[CAIRN_HEADER_END], why[512];
+    memset(head, 0, sizeof head);
+    if (fstat(fd, &st) || pread(fd, head, sizeof head, 0) < 0 ||
+        cairn__header_check(head, (uint64_t)st.st_size, NULL, why, sizeof why)) {
+        say(&c, "error", "%s: %s", path, S_ISREG(st.st_mode) ? why : "not a regular file");
+        close(fd);
+        return -1;
+    }
+    struct pool_state ps;
+    cairn__state_read(head, &ps);
+    cairn_pool *pool = calloc(1, sizeof *pool);
+    pool->base = mmap(NULL, ps.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (pool->base == MAP_FAILED) {
+        say(&c, "error", "%s: cannot map: %s", path, strerror(errno));
+        free(pool);
+        return -1;
+    }
+    snprintf(pool->path, sizeof pool->path, "%s", path);
+    pool->hdr = (void *)pool->base;
+    pool->size = ps.size;
+    pool->state = ps;
+    pool->id = (uint32_t)pool->hdr->pool_id;
+    pool->no_persist = true;
+    pool->slot = -1;
+    pthread_mutex_init(&pool->heap_lock, NULL);
+    for (int k = 0; k < CAIRN_NCLASSES; k++) pthread_mutex_init(&pool->classes[k].lock, NULL);
+    pool->bad_ptr = on_bad_ptr;
+    pool->bad_ptr_ctx = &c;
+    cairn__heap_init(pool);
+
+    uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
+    for (unsigned l = 0; l < pool->hdr->nlanes; l++) {
+        int n = cairn__lane_scan(pool, l, NULL, NULL, why, sizeof why);
+        if (n < 0) say(&c, "error", "%s", why);
+        else if (n > 0) { rep->open_lanes++; rep->pending_records += (uint64_t)n; }
+    }
+    if (rep->open_lanes)
+        say(&c, "info", "%llu unfinished transaction(s) with %llu undo record(s): rolled back at the next open",
+            (unsigned long long)rep->open_lanes, (unsigned long long)rep->pending_records);
+    if (clean != 1 && clean != 0)
+        say(&c, "error", "clean flag holds %#llx, neither 0 nor 1 (corrupt header)", (unsigned long long)clean);
+    check_table(pool, &c);
+
+    /* after a clean close: what the bitmaps say is allocated */
+    uint64_t *alloc_bits = NULL, nbits = 0;
+    if (clean == 1 && rep->errors == 0) {
+        if (cairn__heap_load_clean(pool) == 0) {
+            for (uint64_t g = 0; g < pool->nchunks; g++) if (pool->ck_kind[g] == CK_RUN) nbits += pool->ck_run[g]->nslots;
+            alloc_bits = calloc(pool->nchunks * 2 + 1, sizeof(uint64_t));
+            for (uint64_t g = 0; g < pool->nchunks; g++) {
+                if (pool->ck_kind[g] == CK_RUN) {
+                    struct run *r = pool->ck_run[g];
+                    alloc_bits[2 * g] = (uint64_t)(r->nslots - (uint32_t)atomic_load(&r->nfree));
+                } else if (pool->ck_kind[g] == CK_LARGE) {
+                    alloc_bits[2 * g] = 1;
+                }
+            }
+        } else {
+            say(&c, "error", "%s", cairn_errormsg());
+        }
+        cairn__heap_fini(pool);
+        cairn__heap_init(pool);
+    }
+    if (full && rep->errors == 0) {
+        uint64_t records, objects, freed;
+        if (cairn__recover_lanes(pool, &records) || cairn__gc_rebuild(pool, &objects, &freed)) {
+            say(&c, "error", "simulated recovery failed: %s", cairn_errormsg());
+        } else {
+            rep->objects = objects;
+            rep->object_bytes = atomic_load(&pool->used_bytes);
+            if (ps.root_off && !cairn__object_start(pool, ps.root_off, true))
+                say(&c, "error", "the root (offset %#llx) is not an object", (unsigned long long)ps.root_off);
+            if (alloc_bits) {
+                uint64_t leaked = 0, lost = 0;
+                for (uint64_t g = 0; g < pool->nchunks; g++) {
+                    uint64_t had = alloc_bits[2 * g], now = 0;
+                    if (pool->ck_kind[g] == CK_RUN) {
+                        struct run *r = pool->ck_run[g];
+                        now = r->nslots - (uint32_t)atomic_load(&r->nfree);
+                    } else if (pool->ck_kind[g] == CK_LARGE) {
+                        now = 1;
+                    }
+                    if (had > now) leaked += had - now;
+                    if (now > had) lost += now - had;
+                }
+                if (leaked)
+                    say(&c, "warning", "%llu object(s) allocated but unreachable from the root "
+                        "(leaked; `cairn pool gc` frees them)", (unsigned long long)leaked);
+                if (lost)
+                    say(&c, "error", "%llu reachable object(s) are marked free in the allocator "
+                        "(use after free in the program?)", (unsigned long long)lost);
+            }
+        }
+    }
+    free(alloc_bits);
+    (void)nbits;
+    cairn__heap_fini(pool);
+    munmap(pool->base, ps.size);
+    free(pool);
+    return rep->errors ? 1 : 0;
+}

@@ -1,0 +1,250 @@
+/*
+ * internal.h -- on-media layouts and the runtime's private interfaces.
+ *
+ * A pool file, drawn to scale only in spirit:
+ *
+ *   0        4 KiB                       heap_off
+ *   +--------+---------------------------+-----------------------------------+
+ *   | header |  lanes: 64 x 16 KiB       | zone 0 | zone 1 | ...             |
+ *   +--------+---------------------------+-----------------------------------+
+ *
+ *   header: immutable part (magic, version, layout, pool id, geometry) with
+ *           its own checksum; two copies A/B of the mutable state record
+ *           (size, root) chosen by sequence number + checksum; the clean flag.
+ *   lane:   [gen | pad to 64 B][undo log, 16 KiB - 64 B]; one lane per
+ *           running transaction; the log continues in extension blocks
+ *           (large heap objects) linked by JUMP records.
+ *   zone:   16384 chunks of 256 KiB (4 GiB). Chunk 0 of a zone is its chunk table:
+ *           one 8-byte word per chunk of the zone (kind, argument, check).
+ *           A run chunk holds objects of one size class: [bitmap][slots];
+ *           the bitmap is written only at a clean close. A large object
+ *           spans whole chunks; its data starts 64 B into its first chunk.
+ *
+ * The allocator's truth while running is volatile (alloc.c); on media only
+ * the chunk table is kept exact. After a clean close the run bitmaps are
+ * exact too; after a crash the heap is rebuilt by marking from the root
+ * (gc.c), so a crash can leak nothing.
+ */
+#ifndef CAIRN_INTERNAL_H
+#define CAIRN_INTERNAL_H
+
+#include "cairn.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CAIRN_MAGIC        "CAIRNPL"
+#define CAIRN_VERSION      1u
+#define CAIRN_LAYOUT_MAX   64
+#define CAIRN_NLANES       64
+#define CAIRN_LANE_SIZE    ((uint64_t)16 << 10)
+#define CAIRN_LANES_OFF    ((uint64_t)4096)
+#define CAIRN_CHUNK_SHIFT  18
+#define CAIRN_CHUNK        ((uint64_t)1 << CAIRN_CHUNK_SHIFT)     /* 256 KiB */
+#define CAIRN_ZONE_CHUNKS  16384u         /* 4 GiB zones */
+#define CAIRN_ZONE_BYTES   (CAIRN_CHUNK * CAIRN_ZONE_CHUNKS)
+#define CAIRN_LARGE_HDR    64u          /* data offset inside a large object's first chunk */
+#define CAIRN_MAX_ALLOC    ((size_t)(CAIRN_ZONE_CHUNKS - 1) * CAIRN_CHUNK - CAIRN_LARGE_HDR) /* ~4 GiB */
+#define CAIRN_CACHELINE    64u
+
+/* ---- header (offset 0) ---- */
+struct pool_hdr {                     /* immutable after create */
+    char     magic[8];
+    uint32_t version;
+    uint32_t hdr_size;
+    char     layout[CAIRN_LAYOUT_MAX];
+    uint64_t pool_id;                 /* 23 bits, never 0 */
+    uint64_t uuid[2];
+    uint64_t create_time;
+    uint64_t nlanes, lanes_off, lane_size;
+    uint64_t heap_off, chunk_size, zone_chunks;
+    uint64_t checksum;                /* over everything above */
+};
+struct pool_state {                   /* mutable, two copies at STATE_A/B */
+    uint64_t seq;
+    uint64_t size;                    /* current file size */
+    uint64_t root_off, root_size, root_type;
+    uint64_t reserved[2];
+    uint64_t checksum;
+};
+#define CAIRN_STATE_A_OFF  1024u
+#define CAIRN_STATE_B_OFF  1152u
+#define CAIRN_CLEAN_OFF    1280u      /* uint64: 1 = closed cleanly */
+#define CAIRN_HEADER_END   4096u
+
+/* ---- chunk table word ----
+ *   bits 0..7 kind, 8..39 arg (size class / number of chunks), 40..63 check */
+enum chunk_kind { CK_FREE = 0, CK_RUN = 1, CK_LARGE = 2, CK_CONT = 3, CK_TABLE = 4 /* volatile only */ };
+
+/* ---- undo log records ----
+ * [kind:8 | offset:40 | 0:16][len][checksum][data, padded to 8]
+ * checksum covers the lane generation, the first two words and the data,
+ * so a torn record or one left from an earlier transaction never validates. */
+enum rec_kind { REC_UNDO = 1, REC_JUMP = 2 };
+struct log_rec {
+    uint64_t kind_off;
+    uint64_t len;
+    uint64_t checksum;
+};
+struct lane_hdr {
+    _Atomic uint64_t gen;             /* commit mark: bumping it retires the log */
+    uint64_t pad[7];
+};
+
+/* ---- size classes ---- */
+#define CAIRN_NCLASSES 44
+#define CAIRN_MAX_SMALL 65536u
+extern const uint32_t cairn__class_size[CAIRN_NCLASSES];
+int cairn__size_class(size_t size);   /* -1: large */
+
+/* ---- volatile pool ---- */
+struct run {
+    uint32_t chunk;                   /* global chunk index */
+    uint16_t cls;
+    uint32_t nslots, slot_size;
+    char    *slots;                   /* address of slot 0 */
+    uint64_t *pm_bitmap;              /* in the chunk; written at clean close */
+    _Atomic uint64_t *bits;           /* volatile allocation bitmap */
+    _Atomic int32_t nfree;
+    _Atomic int owned;                /* a thread's current run */
+    _Atomic int listed;               /* on the class's partial list */
+    struct run *next;                 /* partial list link */
+    uint32_t hint;
+};
+
+struct size_class_heap {
+    pthread_mutex_t lock;
+    struct run *partial;
+};
+
+struct cairn_pool {
+    char     *base;
+    uint64_t  size;
+    int       fd;
+    uint32_t  id;
+    int       slot;
+    uint64_t  open_seq;               /* distinguishes reopenings for caches */
+    bool      user_flush;             /* DAX/MAP_SYNC or forced: clwb; else msync */
+    bool      recovered;              /* open found a dirty pool */
+    bool      no_persist;             /* a private copy being checked: never flush */
+    /* check.c: told of pointers that lead to no object */
+    void    (*bad_ptr)(void *ctx, uint64_t from_off, uint64_t to_off);
+    void     *bad_ptr_ctx;
+    char      path[4096];
+    struct pool_hdr *hdr;
+    pthread_mutex_t state_lock;       /* root, size */
+    struct pool_state state;          /* current copy */
+    /* lanes */
+    _Atomic uint64_t lanes_busy;
+    pthread_mutex_t lane_lock;
+    pthread_cond_t lane_cond;
+    struct lane_ext *lane_ext[CAIRN_NLANES];   /* extension blocks kept per lane */
+    /* heap */
+    pthread_mutex_t heap_lock;
+    uint64_t  nchunks;                /* chunks the current size covers */
+    uint8_t  *ck_kind;                /* volatile copy of the chunk table */
+    uint32_t *ck_arg;                 /* run: class, large: nchunks, cont: distance to start */
+    uint8_t  *ck_mark;                /* gc: large object reached */
+    struct run **ck_run;
+    uint64_t  free_hint;
+    struct size_class_heap classes[CAIRN_NCLASSES];
+    _Atomic uint64_t used_bytes;
+    /* recovery report */
+    uint64_t  rec_rolled_back, rec_lanes, rec_gc_freed, rec_gc_objects;
+    double    rec_seconds;
+};
+
+/* lane extension blocks (volatile list of heap objects used as log space) */
+struct lane_ext {
+    uint64_t off;                     /* pool offset of the block's data */
+    uint64_t cap;
+    struct lane_ext *next;
+};
+
+/* ---- errors ---- */
+void cairn__err(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void cairn__violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cairn__describe_caller(void *ra, char *buf, size_t len);
+
+/* ---- checksums ---- */
+uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
+
+/* ---- persist.c ---- */
+void cairn__persist_init(void);
+void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len);
+void cairn__ofence_pool(cairn_pool *pool);
+void cairn__dfence_pool(cairn_pool *pool);
+extern __thread struct cairn_stats cairn__tstats;
+
+/* ---- pool.c ---- */
+cairn_pool *cairn__pool_by_slot(int slot);
+cairn_pool *cairn__pool_by_id(uint32_t id);
+static inline cairn_pool *cairn__pool_of_addr(const void *p)
+{
+    if (!cairn__in_region(p)) return NULL;
+    return cairn__pool_by_slot((int)(((uintptr_t)p - cairn__region_lo) >> CAIRN_SLOT_SHIFT));
+}
+static inline uint64_t cairn__off(const cairn_pool *pool, const void *p)
+{
+    return (uint64_t)((const char *)p - pool->base);
+}
+int  cairn__header_check(const void *map, uint64_t file_size, const char *layout,
+                         char *why, size_t whylen);
+int  cairn__state_read(const char *base, struct pool_state *out);
+void cairn__state_write(cairn_pool *pool);   /* writes the next copy, dfence */
+uint64_t cairn__chunk_word(uint64_t g, unsigned kind, uint64_t arg);
+int  cairn__chunk_word_ok(uint64_t g, uint64_t word);
+static inline uint64_t *cairn__chunk_table_slot(const char *base, const struct pool_hdr *h, uint64_t g)
+{
+    uint64_t zone = g / CAIRN_ZONE_CHUNKS, j = g % CAIRN_ZONE_CHUNKS;
+    return (uint64_t *)(base + h->heap_off + zone * CAIRN_ZONE_BYTES) + j;
+}
+static inline char *cairn__chunk_addr(const cairn_pool *pool, uint64_t g)
+{
+    return pool->base + pool->hdr->heap_off + g * CAIRN_CHUNK;
+}
+uint64_t cairn__heap_chunks(const struct pool_hdr *h, uint64_t size);
+
+/* ---- alloc.c ---- */
+int   cairn__heap_init(cairn_pool *pool);              /* volatile structures */
+void  cairn__heap_fini(cairn_pool *pool);
+int   cairn__heap_load_clean(cairn_pool *pool);        /* from bitmaps */
+int   cairn__heap_grow(cairn_pool *pool, uint64_t old_chunks);
+void  cairn__heap_write_back(cairn_pool *pool);        /* bitmaps + table, at close */
+void *cairn__alloc_raw(cairn_pool *pool, size_t size, size_t *usable); /* not zeroed, not flushed */
+void  cairn__free_raw(cairn_pool *pool, void *ptr);
+size_t cairn__object_size(cairn_pool *pool, const void *ptr);
+void *cairn__object_start(cairn_pool *pool, uint64_t off, bool require_allocated);
+struct run *cairn__run_new(cairn_pool *pool, uint64_t g, int cls);
+void  cairn__run_set_bit(struct run *r, uint32_t slot);
+void  cairn__tcache_forget(cairn_pool *pool);
+
+/* ---- tx.c ---- */
+void  cairn__tx_note_alloc(void *ptr, size_t usable);
+int   cairn__tx_note_free(void *ptr);   /* 1: deferred to commit */
+bool  cairn__tx_in(cairn_pool *pool);
+void  cairn__lane_release_exts(cairn_pool *pool);
+
+/* ---- recover.c / gc.c ---- */
+int   cairn__recover_lanes(cairn_pool *pool, uint64_t *records);
+int   cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes);
+int   cairn__lane_scan(cairn_pool *pool, unsigned lane,
+                       int (*fn)(void *ctx, const struct log_rec *r, const char *data), void *ctx,
+                       char *why, size_t whylen);
+
+/* ---- check.c ---- */
+struct cairn_check_report {
+    int errors;
+    uint64_t objects, object_bytes, run_chunks, large_chunks, free_chunks;
+    uint64_t open_lanes, pending_records;
+};
+typedef void (*cairn_check_emit)(void *ctx, const char *severity, const char *msg);
+/* Read-only: the file is mapped privately, recovery is simulated in the
+ * copy. Returns 0 if consistent, 1 if errors were found, -1 if the file
+ * cannot be read as a pool (message through emit). */
+int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *ctx,
+                      struct cairn_check_report *rep);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * persist.c -- the persistence domain: flushes, ordering and durability.
+ *
+ * Two fences, as in HOPS: cairn_ofence() orders earlier flushed stores
+ * before later ones; cairn_dfence() makes them durable. On x86 with clwb or
+ * clflushopt both are an sfence, but the runtime calls the one it means, so
+ * traces and counters show which guarantee each point needs.
+ *
+ * Domains:
+ *   - DAX file mapped with MAP_SYNC, or CAIRN_PMEM_FORCE=1: user-space
+ *     cache-line flushes (clwb, else clflushopt, else clflush; by CPUID).
+ *   - Any other file: flushes record the dirty pages of the thread; each
+ *     fence msyncs them. Order and durability are then the same thing,
+ *     because the kernel may write back a dirty page at any moment.
+ *   - CAIRN_PM_WRITE_NS=N adds N ns per flushed line (slower media).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "internal.h"
+#include <cpuid.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+__thread struct cairn_stats cairn__tstats;
+
+enum flush_kind { FLUSH_CLWB, FLUSH_CLFLUSHOPT, FLUSH_CLFLUSH };
+static enum flush_kind flush_kind = FLUSH_CLFLUSH;
+static uint64_t write_ns;
+
+void cairn__persist_init(void)
+{
+    unsigned a, b, c, d;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        if (b & (1u << 24)) flush_kind = FLUSH_CLWB;
+        else if (b & (1u << 23)) flush_kind = FLUSH_CLFLUSHOPT;
+    }
+    const char *e = getenv("CAIRN_FLUSH");      /* testing: force a weaker one */
+    if (e && !strcmp(e, "clflush")) flush_kind = FLUSH_CLFLUSH;
+    if (e && !strcmp(e, "clflushopt")) flush_kind = FLUSH_CLFLUSHOPT;
+    const char *w = getenv("CAIRN_PM_WRITE_NS");
+    if (w) write_ns = strtoull(w, NULL, 10);
+}
+
+static void spin_ns(uint64_t ns)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        __builtin_ia32_pause();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(t.tv_nsec - t0.tv_nsec) < ns);
+}
+
+__attribute__((target("clwb"))) static void flush_lines_clwb(uintptr_t p, uintptr_t end)
+{
+    for (; p < end; p += CAIRN_CACHELINE) __builtin_ia32_clwb((void *)p);
+}
+__attribute__((target("clflushopt"))) static void flush_lines_opt(uintptr_t p, uintptr_t end)
+{
+    for (; p < end; p += CAIRN_CACHELINE) __builtin_ia32_clflushopt((void *)p);
+}
+static void flush_lines_old(uintptr_t p, uintptr_t end)
+{
+    for (; p < end; p += CAIRN_CACHELINE) __builtin_ia32_clflush((void *)p);
+}
+
+/* msync mode: the dirty pages of this thread, merged while adjacent. */
+#define MAX_DIRTY 64
+static __thread struct { uintptr_t lo, hi; } dirty[MAX_DIRTY];
+static __thread int ndirty;
+
+static void msync_dirty(void)
+{
+    for (int i = 0; i < ndirty; i++)
+        if (msync((void *)dirty[i].lo, dirty[i].hi - dirty[i].lo, MS_SYNC) != 0)
+            cairn__violation("msync of %#lx..%#lx failed: %s; the pool's storage is "
+                             "failing, stopping before data is lost",
+                             (unsigned long)dirty[i].lo, (unsigned long)dirty[i].hi, strerror(errno));
+    ndirty = 0;
+}
+
+static void note_dirty(uintptr_t lo, uintptr_t hi)
+{
+    long pg = 4096;
+    lo &= ~(uintptr_t)(pg - 1);
+    hi = (hi + pg - 1) & ~(uintptr_t)(pg - 1);
+    for (int i = 0; i < ndirty; i++) {
+        if (lo <= dirty[i].hi && hi >= dirty[i].lo) {
+            if (lo < dirty[i].lo) dirty[i].lo = lo;
+            if (hi > dirty[i].hi) dirty[i].hi = hi;
+            return;
+        }
+    }
+    if (ndirty == MAX_DIRTY) msync_dirty();
+    dirty[ndirty].lo = lo;
+    dirty[ndirty].hi = hi;
+    ndirty++;
+}
+
+static void flush_user(uintptr_t p, uintptr_t end)
+{
+    switch (flush_kind) {
+    case FLUSH_CLWB: flush_lines_clwb(p, end); break;
+    case FLUSH_CLFLUSHOPT: flush_lines_opt(p, end); break;
+    default: flush_lines_old(p, end); break;
+    }
+}
+
+void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len)
+{
+    if (!len || (pool && pool->no_persist)) return;
+    uintptr_t p = (uintptr_t)ptr & ~(uintptr_t)(CAIRN_CACHELINE - 1);
+    uintptr_t end = (uintptr_t)ptr + len;
+    uint64_t lines = (end - p + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
+    cairn__tstats.flushes += lines;
+    if (pool && !pool->user_flush) {
+        note_dirty(p, end);
+        return;
+    }
+    flush_user(p, end);
+    if (write_ns) spin_ns(write_ns * lines);
+}
+
+static inline void sfence(void) { __builtin_ia32_sfence(); }
+
+void cairn__ofence_pool(cairn_pool *pool)
+{
+    cairn__tstats.ofences++;
+    if (ndirty) msync_dirty();
+    (void)pool;
+    sfence();
+}
+
+void cairn__dfence_pool(cairn_pool *pool)
+{
+    cairn__tstats.dfences++;
+    if (ndirty) msync_dirty();
+    (void)pool;
+    sfence();
+}
+
+/* ---- public ---- */
+void cairn_flush(const void *ptr, size_t len)
+{
+    cairn__flush_range(cairn__pool_of_addr(ptr), ptr, len);
+}
+void cairn_persist(const void *ptr, size_t len)
+{
+    cairn_pool *pool = cairn__pool_of_addr(ptr);
+    cairn__flush_range(pool, ptr, len);
+    cairn__dfence_pool(pool);
+}
+void cairn_ofence(void) { cairn__ofence_pool(NULL); }
+void cairn_dfence(void) { cairn__dfence_pool(NULL); }
+
+void cairn_stats_get(struct cairn_stats *out) { *out = cairn__tstats; }
+void cairn_stats_reset(void) { memset(&cairn__tstats, 0, sizeof cairn__tstats); }

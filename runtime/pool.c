@@ -1,0 +1,583 @@
+/*
+ * pool.c -- pools: the region that holds them, create/open/close/grow, the
+ * header and the typed root.
+ *
+ * At start-up the runtime reserves one virtual region (PROT_NONE, no swap
+ * charged) of N slots of 1 TiB; every pool maps into a slot, so "is this
+ * PM" is a subtract and compare and address -> (pool, offset) is a shift.
+ * The region lands wherever the kernel puts it (ASLR), so a pool maps at a
+ * different address on most runs: nothing in a pool depends on where it is.
+ *
+ * Pool life:
+ *
+ *   create ──► OPEN(dirty) ──close──► CLOSED(clean=1: bitmaps exact)
+ *                 ▲   │crash                  │open: load bitmaps
+ *                 │   ▼                       ▼
+ *                 └─ DIRTY ──open: recover (roll back lanes, mark from root)
+ *
+ * The clean flag is cleared (durably) before the first change of a session
+ * and set only after the allocator's state is written back at close.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+uintptr_t cairn__region_lo = 1, cairn__region_hi = 1;   /* empty until reserved */
+static int region_slots;
+static cairn_pool *slot_pool[64];
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t open_counter;
+
+static void atexit_close_all(void);
+static void atfork_child(void);
+
+__attribute__((constructor)) static void cairn_init(void)
+{
+    static int done;
+    if (done) return;
+    done = 1;
+    cairn__persist_init();
+    int want = 64;
+    const char *e = getenv("CAIRN_REGION_SLOTS");
+    if (e && atoi(e) > 0 && atoi(e) <= 64) want = atoi(e);
+    for (int n = want; n >= 1; n /= 2) {
+        size_t len = (size_t)n << CAIRN_SLOT_SHIFT;
+        void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p != MAP_FAILED) {
+            cairn__region_lo = (uintptr_t)p;
+            cairn__region_hi = (uintptr_t)p + len;
+            region_slots = n;
+            break;
+        }
+    }
+    atexit(atexit_close_all);
+    pthread_atfork(NULL, NULL, atfork_child);
+}
+
+cairn_pool *cairn__pool_by_slot(int slot)
+{
+    return (slot >= 0 && slot < region_slots) ? slot_pool[slot] : NULL;
+}
+
+cairn_pool *cairn__pool_by_id(uint32_t id)
+{
+    static __thread cairn_pool *last;
+    cairn_pool *p = last;
+    if (p && p->id == id && slot_pool[p->slot] == p) return p;
+    for (int i = 0; i < region_slots; i++)
+        if (slot_pool[i] && slot_pool[i]->id == id) return last = slot_pool[i];
+    return NULL;
+}
+
+cairn_pool *cairn_pool_of(const void *ptr) { return cairn__pool_of_addr(ptr); }
+int cairn_is_pm(const void *ptr) { return cairn__pool_of_addr(ptr) != NULL; }
+
+/* ---- header ---- */
+uint64_t cairn__heap_chunks(const struct pool_hdr *h, uint64_t size)
+{
+    return size > h->heap_off ? (size - h->heap_off) / CAIRN_CHUNK : 0;
+}
+
+uint64_t cairn__chunk_word(uint64_t g, unsigned kind, uint64_t arg)
+{
+    uint64_t low = (uint64_t)kind | (arg << 8);
+    if (kind == CK_FREE) return 0;
+    uint64_t chk = cairn__hash(&low, 8, g) & 0xffffff;
+    return low | (chk << 40);
+}
+
+int cairn__chunk_word_ok(uint64_t g, uint64_t word)
+{
+    if (word == 0) return 1;
+    uint64_t low = word & (((uint64_t)1 << 40) - 1);
+    unsigned kind = low & 0xff;
+    if (kind > CK_CONT) return 0;
+    return cairn__chunk_word(g, kind, low >> 8) == word;
+}
+
+static uint64_t state_checksum(const struct pool_state *s)
+{
+    return cairn__hash(s, offsetof(struct pool_state, checksum), 0x5747);
+}
+
+int cairn__state_read(const char *base, struct pool_state *out)
+{
+    const struct pool_state *a = (const void *)(base + CAIRN_STATE_A_OFF);
+    const struct pool_state *b = (const void *)(base + CAIRN_STATE_B_OFF);
+    int va = a->checksum == state_checksum(a), vb = b->checksum == state_checksum(b);
+    if (!va && !vb) return -1;
+    if (va && (!vb || a->seq >= b->seq)) *out = *a;
+    else *out = *b;
+    return 0;
+}
+
+/* Write pool->state (seq+1) into the copy not holding the current one. */
+void cairn__state_write(cairn_pool *pool)
+{
+    pool->state.seq++;
+    pool->state.checksum = state_checksum(&pool->state);
+    struct pool_state *dst = (void *)(pool->base + ((pool->state.seq & 1) ? CAIRN_STATE_A_OFF : CAIRN_STATE_B_OFF));
+    *dst = pool->state;
+    cairn__flush_range(pool, dst, sizeof *dst);
+    cairn__dfence_pool(pool);
+}
+
+int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
+                        char *why, size_t whylen)
+{
+    const struct pool_hdr *h = map;
+    if (file_size < CAIRN_HEADER_END) {
+        snprintf(why, whylen, "file is %llu bytes, too small to be a cairn pool (truncated?)",
+                 (unsigned long long)file_size);
+        return -1;
+    }
+    if (memcmp(h->magic, CAIRN_MAGIC, 8)) {
+        snprintf(why, whylen, "not a cairn pool (bad magic); create one with cairn_pool_create");
+        return -1;
+    }
+    if (h->version != CAIRN_VERSION) {
+        snprintf(why, whylen, "pool format version %u, this libcairn reads version %u; "
+                 "use the cairn release that made it", h->version, CAIRN_VERSION);
+        return -1;
+    }
+    if (h->checksum != cairn__hash(h, offsetof(struct pool_hdr, checksum), 0x4844)) {
+        snprintf(why, whylen, "header checksum mismatch: the header is corrupt; "
+                 "restore the pool from a backup");
+        return -1;
+    }
+    if (memchr(h->layout, 0, CAIRN_LAYOUT_MAX) == NULL || h->hdr_size != sizeof *h ||
+        h->nlanes != CAIRN_NLANES || h->lanes_off != CAIRN_LANES_OFF ||
+        h->lane_size != CAIRN_LANE_SIZE || h->chunk_size != CAIRN_CHUNK ||
+        h->zone_chunks != CAIRN_ZONE_CHUNKS || h->pool_id == 0 || h->pool_id > CAIRN_ID_MASK ||
+        h->heap_off < h->lanes_off + h->nlanes * h->lane_size || h->heap_off % CAIRN_CHUNK) {
+        snprintf(why, whylen, "header geometry is inconsistent (corrupt header)");
+        return -1;
+    }
+    struct pool_state st;
+    if (cairn__state_read(map, &st)) {
+        snprintf(why, whylen, "both copies of the pool state are corrupt; restore from a backup");
+        return -1;
+    }
+    if (st.size > file_size) {
+        snprintf(why, whylen, "pool says it is %llu bytes but the file has %llu: the file "
+                 "was truncated; restore it", (unsigned long long)st.size,
+                 (unsigned long long)file_size);
+        return -1;
+    }
+    if (st.size < h->heap_off + 2 * CAIRN_CHUNK || st.size > CAIRN_POOL_MAX_SIZE) {
+        snprintf(why, whylen, "pool size %llu in the state record is out of range (corrupt)",
+                 (unsigned long long)st.size);
+        return -1;
+    }
+    if (st.root_off) {
+        uint64_t nch = cairn__heap_chunks(h, st.size);
+        if (st.root_off < h->heap_off || st.root_off >= h->heap_off + nch * CAIRN_CHUNK ||
+            st.root_size == 0 || st.root_size > CAIRN_MAX_ALLOC || st.root_type == 0) {
+            snprintf(why, whylen, "root record points outside the heap (corrupt)");
+            return -1;
+        }
+    }
+    if (layout && strncmp(h->layout, layout, CAIRN_LAYOUT_MAX)) {
+        snprintf(why, whylen, "layout is \"%.64s\", the program asked for \"%s\"; open it "
+                 "with the program that created it", h->layout, layout);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- mapping ---- */
+static int pick_slot(void)
+{
+    if (region_slots == 0) return -1;
+    unsigned r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = (unsigned)time(NULL);
+    for (int k = 0; k < region_slots; k++) {
+        int s = (int)((r + (unsigned)k) % (unsigned)region_slots);
+        if (!slot_pool[s]) return s;
+    }
+    return -1;
+}
+
+static char *slot_base(int slot) { return (char *)(cairn__region_lo + ((uintptr_t)slot << CAIRN_SLOT_SHIFT)); }
+
+static int map_file(cairn_pool *pool, int fd, uint64_t off, uint64_t len)
+{
+    char *want = pool->base + off;
+    const char *force = getenv("CAIRN_PMEM_FORCE");
+    void *p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC | MAP_FIXED, fd, (off_t)off);
+    if (p != MAP_FAILED) {
+        pool->user_flush = true;
+        return 0;
+    }
+    p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)off);
+    if (p == MAP_FAILED) return -1;
+    pool->user_flush = force && atoi(force) == 1;
+    return 0;
+}
+
+static void unmap_slot(cairn_pool *pool)
+{
+    /* put the reservation back so the slot stays ours */
+    mmap(pool->base, (size_t)1 << CAIRN_SLOT_SHIFT, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+static cairn_pool *pool_new(const char *path, int fd)
+{
+    cairn_pool *pool = calloc(1, sizeof *pool);
+    if (!pool) return NULL;
+    pool->fd = fd;
+    snprintf(pool->path, sizeof pool->path, "%s", path);
+    pthread_mutex_init(&pool->state_lock, NULL);
+    pthread_mutex_init(&pool->lane_lock, NULL);
+    pthread_cond_init(&pool->lane_cond, NULL);
+    pthread_mutex_init(&pool->heap_lock, NULL);
+    for (int c = 0; c < CAIRN_NCLASSES; c++) pthread_mutex_init(&pool->classes[c].lock, NULL);
+    pool->open_seq = ++open_counter;
+    return pool;
+}
+
+static void set_clean(cairn_pool *pool, uint64_t v)
+{
+    uint64_t *clean = (uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
+    *clean = v;
+    cairn__flush_range(pool, clean, 8);
+    cairn__dfence_pool(pool);
+}
+
+static int take_slot(cairn_pool *pool, const char *path)
+{
+    pthread_mutex_lock(&pools_lock);
+    for (int i = 0; i < region_slots; i++) {
+        if (slot_pool[i] && slot_pool[i]->id == pool->id) {
+            pthread_mutex_unlock(&pools_lock);
+            cairn__err(EEXIST, "%s: pool id %u is already open as %s (a copy of the same pool?); "
+                       "close it first", path, pool->id, slot_pool[i]->path);
+            return -1;
+        }
+    }
+    int s = pick_slot();
+    if (s < 0) {
+        pthread_mutex_unlock(&pools_lock);
+        cairn__err(EMFILE, "%s: no free slot in the persistent region (%d pools open%s); "
+                   "close a pool first", path, region_slots,
+                   region_slots ? "" : ": the region could not be reserved");
+        return -1;
+    }
+    pool->slot = s;
+    pool->base = slot_base(s);
+    slot_pool[s] = pool;      /* published after mapping by the caller */
+    pthread_mutex_unlock(&pools_lock);
+    return 0;
+}
+
+static void release_slot(cairn_pool *pool)
+{
+    pthread_mutex_lock(&pools_lock);
+    if (slot_pool[pool->slot] == pool) slot_pool[pool->slot] = NULL;
+    pthread_mutex_unlock(&pools_lock);
+}
+
+static int lock_file(int fd, const char *path)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        cairn__err(EBUSY, "%s: pool is in use by another process; close it there first", path);
+        return -1;
+    }
+    return 0;
+}
+
+cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
+{
+    cairn_init();
+    if (!path || !layout) {
+        cairn__err(EINVAL, "cairn_pool_create: path and layout are required");
+        return NULL;
+    }
+    if (strlen(layout) >= CAIRN_LAYOUT_MAX) {
+        cairn__err(EINVAL, "%s: layout name longer than %d bytes", path, CAIRN_LAYOUT_MAX - 1);
+        return NULL;
+    }
+    if (size < CAIRN_POOL_MIN_SIZE || size > CAIRN_POOL_MAX_SIZE) {
+        cairn__err(EINVAL, "%s: pool size %zu out of range: use 8 MiB .. 1 TiB", path, size);
+        return NULL;
+    }
+    size &= ~(size_t)4095;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cairn__err(errno, "%s: cannot create pool: %s%s", path, strerror(errno),
+                   errno == EEXIST ? " (open it with cairn_pool_open, or remove it)" : "");
+        return NULL;
+    }
+    if (lock_file(fd, path) || ftruncate(fd, (off_t)size) != 0) {
+        int e = errno;
+        if (e != EBUSY) cairn__err(e, "%s: cannot size the pool to %zu bytes: %s", path, size, strerror(e));
+        close(fd);
+        unlink(path);
+        return NULL;
+    }
+    cairn_pool *pool = pool_new(path, fd);
+    uint32_t id = 0;
+    while (id == 0) {
+        if (getrandom(&id, sizeof id, 0) != sizeof id) id = (uint32_t)(time(NULL) ^ getpid());
+        id &= CAIRN_ID_MASK;
+    }
+    pool->id = id;
+    if (!pool || take_slot(pool, path)) goto fail_nomap;
+    if (map_file(pool, fd, 0, size)) {
+        cairn__err(errno, "%s: mmap failed: %s", path, strerror(errno));
+        goto fail;
+    }
+    struct pool_hdr *h = (void *)pool->base;
+    memset(h, 0, CAIRN_HEADER_END);
+    memcpy(h->magic, CAIRN_MAGIC, 8);
+    h->version = CAIRN_VERSION;
+    h->hdr_size = sizeof *h;
+    snprintf(h->layout, CAIRN_LAYOUT_MAX, "%s", layout);
+    h->pool_id = id;
+    if (getrandom(h->uuid, sizeof h->uuid, 0) != sizeof h->uuid) h->uuid[0] = (uint64_t)time(NULL);
+    h->create_time = (uint64_t)time(NULL);
+    h->nlanes = CAIRN_NLANES;
+    h->lanes_off = CAIRN_LANES_OFF;
+    h->lane_size = CAIRN_LANE_SIZE;
+    h->heap_off = (CAIRN_LANES_OFF + CAIRN_NLANES * CAIRN_LANE_SIZE + CAIRN_CHUNK - 1) & ~(CAIRN_CHUNK - 1);
+    h->chunk_size = CAIRN_CHUNK;
+    h->zone_chunks = CAIRN_ZONE_CHUNKS;
+    h->checksum = cairn__hash(h, offsetof(struct pool_hdr, checksum), 0x4844);
+    pool->hdr = h;
+    pool->size = size;
+    pool->state = (struct pool_state){ .seq = 0, .size = size };
+    cairn__flush_range(pool, h, sizeof *h);
+    cairn__state_write(pool);            /* state A, seq 1 ... */
+    cairn__state_write(pool);            /* ... and B, so both copies are valid */
+    if (cairn__heap_init(pool)) goto fail;
+    set_clean(pool, 0);
+    return pool;
+fail:
+    unmap_slot(pool);
+    release_slot(pool);
+fail_nomap:
+    close(fd);
+    unlink(path);
+    free(pool);
+    return NULL;
+}
+
+cairn_pool *cairn_pool_open(const char *path, const char *layout)
+{
+    cairn_init();
+    if (!path) {
+        cairn__err(EINVAL, "cairn_pool_open: path is required");
+        return NULL;
+    }
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        cairn__err(errno, "%s: cannot open pool: %s%s", path, strerror(errno),
+                   errno == ENOENT ? " (create it with cairn_pool_create)" : "");
+        return NULL;
+    }
+    struct stat stt;
+    char why[512];
+    char head[CAIRN_HEADER_END];
+    if (lock_file(fd, path)) { close(fd); return NULL; }
+    if (fstat(fd, &stt) != 0 || !S_ISREG(stt.st_mode)) {
+        cairn__err(EINVAL, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    memset(head, 0, sizeof head);
+    ssize_t got = pread(fd, head, sizeof head, 0);
+    if (got < 0 || cairn__header_check(head, (uint64_t)stt.st_size, layout, why, sizeof why)) {
+        cairn__err(EINVAL, "%s: %s", path, got < 0 ? strerror(errno) : why);
+        close(fd);
+        return NULL;
+    }
+    const struct pool_hdr *hh = (const void *)head;
+    struct pool_state st;
+    cairn__state_read(head, &st);
+    cairn_pool *pool = pool_new(path, fd);
+    if (!pool) { close(fd); cairn__err(ENOMEM, "out of memory"); return NULL; }
+    pool->id = (uint32_t)hh->pool_id;
+    if (take_slot(pool, path)) { close(fd); free(pool); return NULL; }
+    if (map_file(pool, fd, 0, st.size)) {
+        cairn__err(errno, "%s: mmap failed: %s", path, strerror(errno));
+        goto fail;
+    }
+    pool->hdr = (void *)pool->base;
+    pool->size = st.size;
+    pool->state = st;
+    if (cairn__heap_init(pool)) goto fail;
+    uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
+    const char *gc = getenv("CAIRN_GC");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (clean == 1 && !(gc && !strcmp(gc, "always"))) {
+        if (cairn__heap_load_clean(pool)) goto fail;
+    } else {
+        /* Recovery: roll back torn transactions, then rebuild the heap from
+         * what the root reaches. Nothing is freed on media before the lanes
+         * are retired, so a crash anywhere in here recovers the same way. */
+        pool->recovered = clean != 1;
+        if (cairn__recover_lanes(pool, &pool->rec_rolled_back)) goto fail;
+        if (cairn__gc_rebuild(pool, &pool->rec_gc_objects, &pool->rec_gc_freed)) goto fail;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    pool->rec_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    set_clean(pool, 0);
+    if (getenv("CAIRN_VERBOSE"))
+        fprintf(stderr, "cairn: opened %s at %p (%s, %.3f s%s)\n", path, (void *)pool->base,
+                pool->user_flush ? "user-space flushes" : "msync", pool->rec_seconds,
+                pool->recovered ? ", recovered" : "");
+    return pool;
+fail:
+    cairn__heap_fini(pool);
+    unmap_slot(pool);
+    release_slot(pool);
+    close(fd);
+    free(pool);
+    return NULL;
+}
+
+static int pool_close(cairn_pool *pool, bool write_back)
+{
+    if (atomic_load(&pool->lanes_busy)) {
+        cairn__err(EBUSY, "%s: transactions are still open on this pool; commit or abort "
+                   "them before closing", pool->path);
+        return -1;
+    }
+    if (write_back) {
+        cairn__lane_release_exts(pool);
+        cairn__heap_write_back(pool);
+        set_clean(pool, 1);
+    }
+    cairn__tcache_forget(pool);
+    release_slot(pool);
+    unmap_slot(pool);
+    cairn__heap_fini(pool);
+    close(pool->fd);
+    free(pool);
+    return 0;
+}
+
+int cairn_pool_close(cairn_pool *pool)
+{
+    if (!pool) {
+        cairn__err(EINVAL, "cairn_pool_close: NULL pool");
+        return -1;
+    }
+    return pool_close(pool, true);
+}
+
+static void atexit_close_all(void)
+{
+    for (int i = 0; i < region_slots; i++)
+        if (slot_pool[i]) pool_close(slot_pool[i], true);
+}
+
+/* A child of fork shares the parent's pools (MAP_SHARED). It may read them;
+ * its writes would race the parent's, so the child's view becomes read-only
+ * and the child never writes back allocator state or the clean flag. */
+static void atfork_child(void)
+{
+    for (int i = 0; i < region_slots; i++) {
+        cairn_pool *p = slot_pool[i];
+        if (!p) continue;
+        mprotect(p->base, p->size, PROT_READ);
+        slot_pool[i] = p;   /* still readable: pointers keep converting */
+    }
+    atomic_store(&open_counter, open_counter + 1000);
+    /* forget pools at exit without touching them */
+    for (int i = 0; i < region_slots; i++)
+        if (slot_pool[i]) slot_pool[i]->fd = -1;
+}
+
+int cairn_pool_grow(cairn_pool *pool, size_t new_size)
+{
+    if (!pool) { cairn__err(EINVAL, "cairn_pool_grow: NULL pool"); return -1; }
+    new_size &= ~(size_t)4095;
+    pthread_mutex_lock(&pool->state_lock);
+    if (new_size <= pool->size || new_size > CAIRN_POOL_MAX_SIZE) {
+        pthread_mutex_unlock(&pool->state_lock);
+        cairn__err(EINVAL, "%s: cannot grow from %llu to %zu bytes (must be larger, at most 1 TiB)",
+                   pool->path, (unsigned long long)pool->size, new_size);
+        return -1;
+    }
+    if (ftruncate(pool->fd, (off_t)new_size) != 0) {
+        int e = errno;
+        pthread_mutex_unlock(&pool->state_lock);
+        cairn__err(e, "%s: cannot grow to %zu bytes: %s", pool->path, new_size, strerror(e));
+        return -1;
+    }
+    uint64_t old = pool->size;
+    if (map_file(pool, pool->fd, old, new_size - old)) {
+        int e = errno;
+        pthread_mutex_unlock(&pool->state_lock);
+        cairn__err(e, "%s: cannot map the grown part: %s", pool->path, strerror(e));
+        return -1;
+    }
+    pthread_mutex_lock(&pool->heap_lock);
+    uint64_t old_chunks = pool->nchunks;
+    pool->size = new_size;
+    pool->state.size = new_size;
+    cairn__state_write(pool);
+    int rc = cairn__heap_grow(pool, old_chunks);
+    pthread_mutex_unlock(&pool->heap_lock);
+    pthread_mutex_unlock(&pool->state_lock);
+    return rc;
+}
+
+/* ---- typed root ---- */
+void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
+{
+    if (!pool || size == 0 || type_id == 0) {
+        cairn__err(EINVAL, "cairn_root: needs a pool, a size and a type id");
+        return NULL;
+    }
+    pthread_mutex_lock(&pool->state_lock);
+    void *root = NULL;
+    if (pool->state.root_off) {
+        if (pool->state.root_type != type_id) {
+            cairn__err(EINVAL, "%s: the root has type id %#llx but the program asks for %#llx: "
+                       "the root's type changed since the pool was made; open it with the "
+                       "matching program or migrate the pool", pool->path,
+                       (unsigned long long)pool->state.root_type, (unsigned long long)type_id);
+        } else if (size > pool->state.root_size) {
+            cairn__err(EINVAL, "%s: the root is %llu bytes, the program asks for %zu",
+                       pool->path, (unsigned long long)pool->state.root_size, size);
+        } else {
+            root = pool->base + pool->state.root_off;
+        }
+        pthread_mutex_unlock(&pool->state_lock);
+        return root;
+    }
+    size_t usable;
+    root = cairn__alloc_raw(pool, size, &usable);
+    if (root) {
+        memset(root, 0, usable);
+        cairn__flush_range(pool, root, usable);
+        cairn__ofence_pool(pool);                  /* zeroes before the root record */
+        pool->state.root_off = cairn__off(pool, root);
+        pool->state.root_size = size;
+        pool->state.root_type = type_id;
+        cairn__state_write(pool);
+    }
+    pthread_mutex_unlock(&pool->state_lock);
+    return root;
+}

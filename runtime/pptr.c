@@ -1,0 +1,91 @@
+/*
+ * pptr.c -- persistent pointers: virtual <-> relative conversion and the
+ * safety rules of NV-Heaps / NVL-C.
+ *
+ *   relative = 1<<63 | pool_id<<40 | offset     (NULL stays 0)
+ *
+ * Rules, checked when a pointer is stored into PM:
+ *   - a pointer to volatile memory must not be stored in PM: it would
+ *     dangle after a restart (NV-to-V);
+ *   - a pointer into pool A must not be stored in pool B: B may be opened
+ *     without A (inter-pool NV-to-NV).
+ * And when one is loaded: a relative pointer whose pool is not open is an
+ * error naming the pool id, never a wild access.
+ * A violation prints what, where and why, and stops the process.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "internal.h"
+
+static uint64_t to_relative(const cairn_pool *pool, const void *target)
+{
+    return CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT) | cairn__off(pool, target);
+}
+
+void *cairn__ra2va_slow(uint64_t rel)
+{
+    uint32_t id = (uint32_t)((rel >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK);
+    uint64_t off = rel & CAIRN_OFF_MASK;
+    cairn_pool *pool = cairn__pool_by_id(id);
+    if (!pool)
+        cairn__violation("relative pointer %#llx refers to pool id %u, which is not open; "
+                         "open that pool before following pointers into it",
+                         (unsigned long long)rel, id);
+    if (off >= pool->size)
+        cairn__violation("relative pointer %#llx points %llu bytes into %s, which is only "
+                         "%llu bytes: the pointer is corrupt", (unsigned long long)rel,
+                         (unsigned long long)off, pool->path, (unsigned long long)pool->size);
+    return pool->base + off;
+}
+
+uint64_t cairn__va2ra_checked(const void *slot, const void *target, const char *file, int line)
+{
+    char where[512];
+    if (!target) return 0;
+    uint64_t v = (uint64_t)(uintptr_t)target;
+    cairn_pool *sp = cairn__pool_of_addr(slot);
+    if (!sp) {
+        /* a DRAM slot keeps virtual addresses */
+        return (int64_t)v < 0 ? (uint64_t)(uintptr_t)cairn__ra2va_slow(v) : v;
+    }
+    if ((int64_t)v < 0) {                       /* already relative */
+        uint32_t id = (uint32_t)((v >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK);
+        if (id == sp->id) return v;
+        target = cairn__ra2va_slow(v);
+    }
+    cairn_pool *tp = cairn__pool_of_addr(target);
+    if (tp == sp) return to_relative(sp, target);
+    if (file && line > 0) snprintf(where, sizeof where, "%s:%d", file, line);
+    else if (file) snprintf(where, sizeof where, "%s", file);
+    else cairn__describe_caller(__builtin_return_address(0), where, sizeof where);
+    if (!tp)
+        cairn__violation("pointer to volatile memory %p stored into PM at %p (pool %s) at %s: "
+                         "it would dangle after a restart; allocate the target with "
+                         "cairn_alloc in the same pool", target, slot, sp->path, where);
+    cairn__violation("pointer into pool %s (%p) stored into pool %s at %p at %s: pointers "
+                     "between pools are not allowed, since either may be opened alone",
+                     tp->path, target, sp->path, slot, where);
+}
+
+void cairn__ptr_store_at(void *pm_slot, const void *target, const char *file, int line)
+{
+    uint64_t v = cairn__va2ra_checked(pm_slot, target, file, line);
+    cairn_pool *sp = cairn__pool_of_addr(pm_slot);
+    if (sp && cairn__tx_in(sp)) cairn_tx_add(pm_slot, sizeof v);
+    __atomic_store_n((uint64_t *)pm_slot, v, __ATOMIC_RELAXED);
+}
+
+#undef cairn_ptr_store
+void cairn_ptr_store(void *pm_slot, const void *target)
+{
+    char where[512];
+    cairn__describe_caller(__builtin_return_address(0), where, sizeof where);
+    cairn__ptr_store_at(pm_slot, target, where, 0);
+}
+
+void *cairn_ptr_load(const void *pm_slot)
+{
+    uint64_t v = __atomic_load_n((const uint64_t *)pm_slot, __ATOMIC_RELAXED);
+    return cairn__ra2va(v);
+}

@@ -1,0 +1,551 @@
+/*
+ * tx.c -- undo-logged transactions, one lane per running transaction.
+ *
+ * Invariants (numbered as in DESIGN.md; asserted where noted):
+ *
+ * (1) A transaction's undo record for a range is durable before any store
+ *     to that range can reach PM: add_range() writes the record, flushes it
+ *     and issues an ofence before it returns, and the caller stores only
+ *     after it returns. A record carries a checksum over the lane
+ *     generation, its header and its data, so a torn record, or one left by
+ *     an earlier transaction of the lane, never validates; recovery reads a
+ *     lane's records in order and stops at the first invalid one. Records
+ *     are written in order and each add is fenced, so every valid record
+ *     precedes the first invalid one.
+ * (2) At commit every range written in the transaction (each logged range,
+ *     each clobbered range, each object allocated in it) is flushed and an
+ *     ofence orders it before the commit mark: the lane generation is
+ *     bumped, flushed and dfenced. Bumping the generation retires all the
+ *     lane's records at once (8-byte atomic store), so after the mark
+ *     recovery never undoes the transaction.
+ *
+ * Costs (fences per operation; see docs/runtime.md for the measured table):
+ *   begin: 0.  tx_add of a new range: 1 ofence.  tx_add already covered: 0.
+ *   commit with records: 1 ofence + 1 dfence.  commit without: 0 (or 1
+ *   dfence if it clobbered or allocated).  alloc in a tx: 0.  free: 0.
+ *
+ * State of the calling thread's transaction:
+ *
+ *   NONE --begin--> ACTIVE(depth 1) --begin--> ACTIVE(depth n) (flat)
+ *   ACTIVE --commit at depth 1--> NONE     ACTIVE(depth n) --abort--> NONE,
+ *   rolled back at once, with n-1 enclosing levels whose commit returns -1
+ *
+ * Isolation is the program's own locking (as in Breeze): two transactions
+ * must not write the same bytes at once. Records snapshot exactly the bytes
+ * asked for, never a whole cache line, so transactions on neighbouring
+ * objects never undo each other.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "internal.h"
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#define BIG_RANGE 4096u     /* ranges longer than this are tracked as ranges */
+#define EXT_MIN   ((uint64_t)1 << 20)
+
+struct range { uintptr_t lo, hi; };
+struct vec { void *v; size_t n, cap; };
+
+struct tx {
+    cairn_pool *pool;
+    int depth;
+    int pending_aborted;        /* enclosing levels of an aborted tx */
+    unsigned lane;
+    struct lane_hdr *lh;
+    uint64_t gen;
+    char *blk;                  /* current log block */
+    uint64_t blk_cap, blk_used;
+    struct lane_ext *ext_cur;   /* block in use, NULL for the lane's own area */
+    struct vec recs;            /* struct log_rec * in order, for abort */
+    /* bytes logged (or fresh) in this tx, per cache line: a set of masks */
+    uint64_t *lkey, *lmask;
+    size_t lcap, lcount;
+    struct vec big;             /* struct range: large logged/fresh ranges */
+    struct vec clob;            /* struct range: clobbered */
+    struct vec allocs;          /* struct range: allocated here (abort frees) */
+    struct vec frees;           /* void *: freed here (applied at commit) */
+    bool flush_needed;
+};
+static __thread struct tx T;
+
+static int vpush(struct vec *v, const void *item, size_t sz)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        void *nv = realloc(v->v, cap * sz);
+        if (!nv) return -1;
+        v->v = nv;
+        v->cap = cap;
+    }
+    memcpy((char *)v->v + v->n * sz, item, sz);
+    v->n++;
+    return 0;
+}
+
+_Noreturn static void tx_fatal(const char *what)
+{
+    /* A store is about to happen that could not be protected. Stopping here
+     * loses nothing: the transaction is rolled back when the pool reopens. */
+    cairn__violation("%s in a transaction on %s; the transaction cannot be protected, "
+                     "so the process stops and the pool rolls it back at the next open. "
+                     "Grow the pool (`cairn pool grow`) or split the transaction.",
+                     what, T.pool ? T.pool->path : "?");
+}
+
+/* ---- the line set: which bytes of which cache lines are protected ---- */
+static inline size_t lhash(uint64_t key, size_t cap)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
+}
+
+static void lset_grow(void)
+{
+    size_t ncap = T.lcap ? T.lcap * 2 : 1024;
+    uint64_t *nk = calloc(ncap, 8), *nm = calloc(ncap, 8);
+    if (!nk || !nm) tx_fatal("out of memory tracking logged ranges");
+    for (size_t i = 0; i < T.lcap; i++) {
+        if (!T.lkey[i]) continue;
+        size_t j = lhash(T.lkey[i], ncap);
+        while (nk[j]) j = (j + 1) & (ncap - 1);
+        nk[j] = T.lkey[i];
+        nm[j] = T.lmask[i];
+    }
+    free(T.lkey);
+    free(T.lmask);
+    T.lkey = nk;
+    T.lmask = nm;
+    T.lcap = ncap;
+}
+
+static inline uint64_t *lset_slot(uint64_t line, bool create)
+{
+    if (T.lcap == 0) {
+        if (!create) return NULL;
+        lset_grow();
+    }
+    size_t j = lhash(line, T.lcap);
+    while (T.lkey[j]) {
+        if (T.lkey[j] == line) return &T.lmask[j];
+        j = (j + 1) & (T.lcap - 1);
+    }
+    if (!create) return NULL;
+    if ((T.lcount + 1) * 2 > T.lcap) {
+        lset_grow();
+        return lset_slot(line, true);
+    }
+    T.lkey[j] = line;
+    T.lmask[j] = 0;
+    T.lcount++;
+    return &T.lmask[j];
+}
+
+static inline uint64_t line_mask(uintptr_t line, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t ls = line << 6, le = ls + 64;
+    unsigned a = lo > ls ? (unsigned)(lo - ls) : 0;
+    unsigned b = hi < le ? (unsigned)(hi - ls) : 64;
+    uint64_t upto = b == 64 ? ~(uint64_t)0 : (((uint64_t)1 << b) - 1);
+    return upto & ~((((uint64_t)1) << a) - 1);
+}
+
+static bool covered(uintptr_t lo, uintptr_t hi)
+{
+    struct range *r = T.big.v;
+    for (size_t i = 0; i < T.big.n; i++)
+        if (r[i].lo <= lo && hi <= r[i].hi) return true;
+    if (hi - lo > BIG_RANGE) return false;
+    for (uintptr_t line = lo >> 6; line <= (hi - 1) >> 6; line++) {
+        uint64_t m = line_mask(line, lo, hi);
+        uint64_t *cur = lset_slot(line, false);
+        if (!cur || (*cur & m) != m) return false;
+    }
+    return true;
+}
+
+static void mark_protected(uintptr_t lo, uintptr_t hi)
+{
+    if (hi - lo > BIG_RANGE) {
+        struct range r = { lo, hi };
+        if (vpush(&T.big, &r, sizeof r)) tx_fatal("out of memory tracking logged ranges");
+        return;
+    }
+    for (uintptr_t line = lo >> 6; line <= (hi - 1) >> 6; line++)
+        *lset_slot(line, true) |= line_mask(line, lo, hi);
+}
+
+/* ---- the log ---- */
+static uint64_t rec_checksum(uint64_t gen, const struct log_rec *r, const void *data, uint64_t dlen)
+{
+    uint64_t seed = gen * 0xd6e8feb86659fd93ULL ^ r->kind_off ^ (r->len << 1);
+    return cairn__hash(data, dlen, seed);
+}
+
+static char *lane_area(cairn_pool *pool, unsigned lane)
+{
+    return pool->base + pool->hdr->lanes_off + (uint64_t)lane * pool->hdr->lane_size;
+}
+
+/* Continue the log in the next extension block, linking it with a JUMP. */
+static void next_block(void)
+{
+    cairn_pool *pool = T.pool;
+    struct lane_ext *e = T.ext_cur ? T.ext_cur->next : pool->lane_ext[T.lane];
+    if (!e) {
+        uint64_t want = T.ext_cur ? T.ext_cur->cap * 2 : EXT_MIN;
+        if (want > ((uint64_t)256 << 20)) want = (uint64_t)256 << 20;
+        size_t usable;
+        void *p = cairn__alloc_raw(pool, want, &usable);
+        if (!p) tx_fatal("out of pool space for the undo log");
+        e = calloc(1, sizeof *e);
+        if (!e) tx_fatal("out of memory");
+        e->off = cairn__off(pool, p);
+        e->cap = usable & ~(uint64_t)7;
+        if (T.ext_cur) T.ext_cur->next = e;
+        else pool->lane_ext[T.lane] = e;
+    }
+    struct log_rec *j = (void *)(T.blk + T.blk_used);
+    j->kind_off = (uint64_t)REC_JUMP | (e->off << 8);
+    j->len = e->cap;
+    j->checksum = rec_checksum(T.gen, j, NULL, 0);
+    cairn__flush_range(pool, j, sizeof *j);
+    T.ext_cur = e;
+    T.blk = pool->base + e->off;
+    T.blk_cap = e->cap;
+    T.blk_used = 0;
+}
+
+/* Append undo records for [lo, hi), splitting across blocks; no fence. */
+static void log_append(uintptr_t lo, uintptr_t hi)
+{
+    cairn_pool *pool = T.pool;
+    while (lo < hi) {
+        /* always keep room for a JUMP record at the end of a block */
+        uint64_t room = T.blk_cap - T.blk_used;
+        uint64_t need_min = 2 * sizeof(struct log_rec) + 64;
+        if (room < need_min) { next_block(); continue; }
+        uint64_t space = (room - 2 * sizeof(struct log_rec)) & ~(uint64_t)7;
+        uint64_t len = hi - lo;
+        if (len > space) len = space;
+        struct log_rec *r = (void *)(T.blk + T.blk_used);
+        r->kind_off = (uint64_t)REC_UNDO | (cairn__off(pool, (void *)lo) << 8);
+        r->len = len;
+        memcpy(r + 1, (void *)lo, len);
+        r->checksum = rec_checksum(T.gen, r, r + 1, len);
+        uint64_t total = sizeof *r + ((len + 7) & ~(uint64_t)7);
+        cairn__flush_range(pool, r, total);
+        T.blk_used += total;
+        if (vpush(&T.recs, &r, sizeof r)) tx_fatal("out of memory");
+        cairn__tstats.log_entries++;
+        cairn__tstats.log_bytes += len;
+        lo += len;
+    }
+}
+
+static void add_range(uintptr_t lo, uintptr_t hi)
+{
+    if (covered(lo, hi)) {
+        cairn__tstats.log_skipped++;
+        return;
+    }
+    log_append(lo, hi);
+    cairn__ofence_pool(T.pool);        /* invariant (1): record before the store */
+    mark_protected(lo, hi);
+    T.flush_needed = true;
+}
+
+/* ---- lanes ---- */
+static unsigned lane_acquire(cairn_pool *pool)
+{
+    static _Atomic unsigned next_hint;
+    unsigned start = atomic_fetch_add(&next_hint, 1) % CAIRN_NLANES;
+    for (;;) {
+        uint64_t busy = atomic_load(&pool->lanes_busy);
+        for (unsigned k = 0; k < CAIRN_NLANES; k++) {
+            unsigned l = (start + k) % CAIRN_NLANES;
+            uint64_t m = (uint64_t)1 << l;
+            if (busy & m) continue;
+            if (atomic_compare_exchange_weak(&pool->lanes_busy, &busy, busy | m)) return l;
+            break;
+        }
+        if (busy == ~(uint64_t)0) {        /* all 64 lanes busy: wait for one */
+            pthread_mutex_lock(&pool->lane_lock);
+            if (atomic_load(&pool->lanes_busy) == ~(uint64_t)0)
+                pthread_cond_wait(&pool->lane_cond, &pool->lane_lock);
+            pthread_mutex_unlock(&pool->lane_lock);
+        }
+    }
+}
+
+static void lane_release(cairn_pool *pool, unsigned lane)
+{
+    uint64_t before = atomic_fetch_and(&pool->lanes_busy, ~((uint64_t)1 << lane));
+    if (before == ~(uint64_t)0) {
+        pthread_mutex_lock(&pool->lane_lock);
+        pthread_cond_broadcast(&pool->lane_cond);
+        pthread_mutex_unlock(&pool->lane_lock);
+    }
+}
+
+void cairn__lane_release_exts(cairn_pool *pool)
+{
+    for (unsigned l = 0; l < CAIRN_NLANES; l++) {
+        struct lane_ext *e = pool->lane_ext[l];
+        while (e) {
+            struct lane_ext *n = e->next;
+            cairn__free_raw(pool, pool->base + e->off);
+            free(e);
+            e = n;
+        }
+        pool->lane_ext[l] = NULL;
+    }
+}
+
+static void tx_reset(void)
+{
+    if (T.lcount) {
+        if (T.lcap > 65536) {       /* a huge transaction: give the memory back */
+            free(T.lkey); free(T.lmask);
+            T.lkey = T.lmask = NULL;
+            T.lcap = 0;
+        } else {
+            memset(T.lkey, 0, T.lcap * 8);
+        }
+    }
+    T.lcount = 0;
+    T.recs.n = T.big.n = T.clob.n = T.allocs.n = T.frees.n = 0;
+    T.flush_needed = false;
+    T.depth = 0;
+    T.pool = NULL;
+    T.ext_cur = NULL;
+}
+
+/* ---- public ---- */
+int cairn_tx_begin(cairn_pool *pool)
+{
+    if (!pool) {
+        cairn__err(EINVAL, "cairn_tx_begin: NULL pool");
+        return -1;
+    }
+    T.pending_aborted = 0;
+    if (T.depth > 0) {
+        if (T.pool != pool) {
+            cairn__err(EINVAL, "cairn_tx_begin: this thread is already in a transaction on %s; "
+                       "a transaction covers one pool", T.pool->path);
+            return -1;
+        }
+        T.depth++;
+        return 0;
+    }
+    T.pool = pool;
+    T.depth = 1;
+    T.lane = lane_acquire(pool);
+    char *area = lane_area(pool, T.lane);
+    T.lh = (struct lane_hdr *)area;
+    T.gen = atomic_load_explicit(&T.lh->gen, memory_order_relaxed);
+    T.blk = area + sizeof(struct lane_hdr);
+    T.blk_cap = pool->hdr->lane_size - sizeof(struct lane_hdr);
+    T.blk_used = 0;
+    T.ext_cur = NULL;
+    return 0;
+}
+
+int cairn_tx_active(void) { return T.depth; }
+bool cairn__tx_in(cairn_pool *pool) { return T.depth > 0 && T.pool == pool; }
+
+static void flush_written(void)
+{
+    cairn_pool *pool = T.pool;
+    for (size_t i = 0; i < T.lcap && T.lcount; i++)
+        if (T.lkey[i]) cairn__flush_range(pool, (void *)(T.lkey[i] << 6), 64);
+    struct range *r = T.big.v;
+    for (size_t i = 0; i < T.big.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
+    r = T.clob.v;
+    for (size_t i = 0; i < T.clob.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
+}
+
+static void retire_log(void)
+{
+    /* the commit (or abort) mark: one 8-byte store retires every record */
+    atomic_store_explicit(&T.lh->gen, T.gen + 1, memory_order_release);
+    cairn__flush_range(T.pool, T.lh, 8);
+    cairn__dfence_pool(T.pool);
+}
+
+static void tx_end(void)
+{
+    lane_release(T.pool, T.lane);
+    tx_reset();
+}
+
+int cairn_tx_commit(void)
+{
+    if (T.depth == 0) {
+        if (T.pending_aborted > 0) {          /* an outer level of an aborted tx */
+            T.pending_aborted--;
+            cairn__err(ECANCELED, "transaction was aborted");
+            return -1;
+        }
+        cairn__err(EINVAL, "cairn_tx_commit: no transaction is open in this thread");
+        return -1;
+    }
+    if (T.depth > 1) {
+        T.depth--;
+        return 0;
+    }
+    if (T.flush_needed || T.clob.n) {
+        flush_written();
+        if (T.recs.n) {
+            cairn__ofence_pool(T.pool);     /* invariant (2): data before the mark */
+            retire_log();
+        } else {
+            cairn__dfence_pool(T.pool);
+        }
+    }
+    void **f = T.frees.v;
+    for (size_t i = 0; i < T.frees.n; i++) cairn__free_raw(T.pool, f[i]);
+    tx_end();
+    return 0;
+}
+
+/* Aborting ends the whole (flat) transaction at once; each enclosing level
+ * that still calls cairn_tx_commit (or ends its CAIRN_TX block) gets -1. */
+void cairn_tx_abort(void)
+{
+    if (T.depth == 0) {
+        cairn__err(EINVAL, "cairn_tx_abort: no transaction is open in this thread");
+        return;
+    }
+    cairn_pool *pool = T.pool;
+    struct log_rec **recs = T.recs.v;
+    for (size_t i = T.recs.n; i-- > 0;) {
+        struct log_rec *r = recs[i];
+        void *dst = pool->base + (r->kind_off >> 8);
+        memcpy(dst, r + 1, r->len);
+        cairn__flush_range(pool, dst, r->len);
+    }
+    if (T.recs.n) {
+        cairn__ofence_pool(pool);           /* restored data before retiring the log */
+        retire_log();
+    }
+    struct range *a = T.allocs.v;
+    for (size_t i = 0; i < T.allocs.n; i++) cairn__free_raw(pool, (void *)a[i].lo);
+    int outer = T.depth - 1;
+    tx_end();
+    T.pending_aborted = outer;
+    cairn__err(ECANCELED, "transaction was aborted");
+}
+
+void cairn__tx_note_alloc(void *ptr, size_t usable)
+{
+    struct range r = { (uintptr_t)ptr, (uintptr_t)ptr + usable };
+    if (vpush(&T.allocs, &r, sizeof r)) tx_fatal("out of memory");
+    mark_protected(r.lo, r.hi);             /* fresh: no snapshot needed */
+    T.flush_needed = true;
+}
+
+int cairn__tx_note_free(void *ptr)
+{
+    if (vpush(&T.frees, &ptr, sizeof ptr)) tx_fatal("out of memory");
+    return 1;
+}
+
+static void warn_once(const char *what)
+{
+    static _Atomic int warned;
+    if (!atomic_exchange(&warned, 1))
+        fprintf(stderr, "cairn: %s (reported once)\n", what);
+}
+
+void cairn_tx_add(const void *ptr, size_t len)
+{
+    if (!len) return;
+    if (T.depth == 0) {
+        warn_once("cairn_tx_add outside a transaction: nothing was logged");
+        return;
+    }
+    cairn_pool *pool = cairn__pool_of_addr(ptr);
+    if (pool != T.pool) {
+        if (pool)
+            cairn__violation("cairn_tx_add(%p, %zu): range is in pool %s but the transaction "
+                             "is on %s; a transaction covers one pool", ptr, len, pool->path,
+                             T.pool->path);
+        return;                              /* volatile memory needs no log */
+    }
+    uint64_t off = cairn__off(pool, ptr);
+    if (off + len > pool->size || off + len < off)
+        cairn__violation("cairn_tx_add(%p, %zu): range runs past the end of %s", ptr, len, pool->path);
+    add_range((uintptr_t)ptr, (uintptr_t)ptr + len);
+}
+
+void cairn_tx_clobber(const void *ptr, size_t len)
+{
+    if (!len) return;
+    if (T.depth == 0) {
+        warn_once("cairn_tx_clobber outside a transaction: ignored");
+        return;
+    }
+    if (cairn__pool_of_addr(ptr) != T.pool) return;
+    struct range r = { (uintptr_t)ptr, (uintptr_t)ptr + len };
+    if (vpush(&T.clob, &r, sizeof r)) tx_fatal("out of memory");
+}
+
+struct cairn__tx_scope cairn__tx_scope_begin(cairn_pool *pool)
+{
+    int ok = cairn_tx_begin(pool) == 0;
+    return (struct cairn__tx_scope){ .once = ok, .began = ok };
+}
+
+void cairn__tx_scope_end(struct cairn__tx_scope *scope)
+{
+    if (scope->began && (T.depth > 0 || T.pending_aborted > 0)) cairn_tx_commit();
+    scope->began = 0;
+}
+
+/* ---- the compiler's hook ---- */
+static void report_unlogged(const void *addr, size_t len, const char *file, int line)
+{
+    static const char *mode;
+    if (!mode) { mode = getenv("CAIRN_UNLOGGED"); if (!mode) mode = "warn"; }
+    if (!strcmp(mode, "off")) return;
+    if (!strcmp(mode, "abort"))
+        cairn__violation("store of %zu bytes to PM at %p outside any transaction at %s:%d",
+                         len, addr, file ? file : "?", line);
+    /* warn once per site */
+    static const char *seen_file[256];
+    static int seen_line[256];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    size_t h = ((uintptr_t)file * 31u + (unsigned)line) % 256;
+    for (size_t k = 0; k < 256; k++) {
+        size_t j = (h + k) % 256;
+        if (seen_file[j] == file && seen_line[j] == line) break;
+        if (!seen_file[j] && !seen_line[j]) {
+            seen_file[j] = file;
+            seen_line[j] = line;
+            fprintf(stderr, "cairn: warning: store of %zu bytes to PM at %p outside any "
+                    "transaction at %s:%d (not crash-safe; wrap it in CAIRN_TX)\n",
+                    len, addr, file ? file : "?", line);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void cairn__log_store(const void *addr, size_t len, const char *file, int line)
+{
+    if (!len) return;
+    cairn_pool *pool = cairn__pool_of_addr(addr);
+    if (!pool) return;
+    if (T.depth == 0) {
+        report_unlogged(addr, len, file, line);
+        return;
+    }
+    if (pool != T.pool)
+        cairn__violation("store to pool %s inside a transaction on %s at %s:%d; a "
+                         "transaction covers one pool", pool->path, T.pool->path,
+                         file ? file : "?", line);
+    add_range((uintptr_t)addr, (uintptr_t)addr + len);
+}
