@@ -1,0 +1,250 @@
+// cairn-cc: a drop-in C compiler (`make CC=cairn-cc`) that runs clang 19
+// with cairn's instrumentation pass and links cairn's runtime.
+//
+// It passes every argument to clang unchanged and adds:
+//   compiling:  -fpass-plugin=CairnPass.so (plus -Xclang -load so that
+//               -mllvm -cairn-* options parse), the write-set files, and
+//               -I for cairn.h;
+//   linking:    libcairn_cc_rt.a, then libcairn (shared if built, else
+//               static), then -lpthread.
+// Its parts are found relative to the executable, in the build tree
+// (build/compiler/cairn-cc, build/runtime/libcairn.*) or an install
+// (bin/cairn-cc, lib/cairn/*, lib/libcairn.*, include/).
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+#include <dirent.h>
+#include <algorithm>
+
+namespace {
+
+const char *const kOptimizations[] = {
+    "skip-volatile",   "skip-check-pm",      "merge-logs",
+    "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
+};
+
+bool exists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string selfDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) {
+    fprintf(stderr, "cairn-cc: cannot find its own location (/proc/self/exe)\n");
+    exit(2);
+  }
+  buf[n] = 0;
+  std::string s(buf);
+  return s.substr(0, s.rfind('/'));
+}
+
+std::string firstExisting(const std::vector<std::string> &cands) {
+  for (const auto &c : cands)
+    if (exists(c))
+      return c;
+  return "";
+}
+
+struct Layout {
+  std::string clang, plugin, include, rtlib, libShared, libStatic, wsetDir;
+};
+
+Layout findLayout() {
+  std::string d = selfDir();
+  Layout L;
+  const char *envClang = getenv("CAIRN_CLANG");
+  L.clang = envClang && *envClang ? envClang : CAIRN_CLANG_DEFAULT;
+  L.plugin = firstExisting({d + "/CairnPass.so", d + "/../lib/cairn/CairnPass.so"});
+  L.include = firstExisting({d + "/include/cairn.h", d + "/../include/cairn.h"});
+  if (!L.include.empty())
+    L.include = L.include.substr(0, L.include.rfind('/'));
+  L.rtlib = firstExisting({d + "/libcairn_cc_rt.a", d + "/../lib/cairn/libcairn_cc_rt.a"});
+  L.libShared = firstExisting({d + "/../runtime/libcairn.so", d + "/../lib/libcairn.so"});
+  L.libStatic = firstExisting({d + "/../runtime/libcairn.a", d + "/../lib/libcairn.a"});
+  L.wsetDir = firstExisting({d + "/wset", d + "/../lib/cairn/wset"});
+  return L;
+}
+
+void usage() {
+  printf(
+      "usage: cairn-cc [clang options] [cairn options] files...\n"
+      "\n"
+      "A drop-in CC: every clang 19 option works. cairn-cc compiles with\n"
+      "cairn's pass (undo logging of every store that may reach persistent\n"
+      "memory, relative pointers in PM, pointer-safety checks) and links\n"
+      "libcairn.\n"
+      "\n"
+      "cairn options:\n"
+      "  --help                    this text\n"
+      "  --cairn-config            print where cairn-cc finds its parts\n"
+      "  --cairn-static            link libcairn.a even if libcairn.so exists\n"
+      "  --cairn-wset=FILE         extra write-set file for precompiled functions\n"
+      "  --persistent-heap=FILE    (not yet implemented) malloc from a pool\n"
+      "  --trace                   (not yet implemented) store-tracing build\n"
+      "  -fno-cairn                compile without instrumentation (still links)\n"
+      "  -fno-cairn-OPT / -fcairn-OPT   turn an optimization off / on:\n");
+  for (const char *o : kOptimizations)
+    printf("      %s\n", o);
+  printf("  -mllvm -stats             print what each optimization saved\n"
+         "\n"
+         "environment: CAIRN_CLANG overrides the clang binary.\n"
+         "See docs/compiler.md.\n");
+}
+
+// Options whose value is the next argument (so it is not an input file).
+bool takesSeparateValue(const std::string &a) {
+  static const char *const opts[] = {
+      "-o", "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote",
+      "-idirafter", "-x", "-MF", "-MT", "-MQ", "-Xlinker", "-Xclang",
+      "-Xassembler", "-Xpreprocessor", "-mllvm", "-L", "-l", "-T", "-z",
+      "-u", "-e", "-arch", "-target", "-isysroot", "--sysroot", "-gcc-toolchain",
+      "-std-default", "-working-directory", "-aux-info", "-wrapper"};
+  for (const char *o : opts)
+    if (a == o)
+      return true;
+  return false;
+}
+
+bool isSourceFile(const std::string &a) {
+  size_t dot = a.rfind('.');
+  if (dot == std::string::npos)
+    return false;
+  std::string ext = a.substr(dot + 1);
+  for (const char *e : {"c", "i", "cc", "cpp", "cxx", "C", "ll", "bc", "m"})
+    if (ext == e)
+      return true;
+  return false;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Layout L = findLayout();
+  std::vector<std::string> user, extraWsets;
+  bool link = true, compileSource = false, preprocessOnly = false,
+       shared = false, staticRuntime = false, instrument = true, anyInput = false;
+  std::vector<std::string> mllvm;
+
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-help") {
+      usage();
+      return 0;
+    }
+    if (a == "--cairn-config") {
+      printf("clang:    %s\nplugin:   %s\ninclude:  %s\nrt:       %s\n"
+             "libcairn: %s\nwset dir: %s\n",
+             L.clang.c_str(), L.plugin.c_str(), L.include.c_str(),
+             L.rtlib.c_str(),
+             (!L.libShared.empty() ? L.libShared : L.libStatic).c_str(),
+             L.wsetDir.c_str());
+      return 0;
+    }
+    if (a == "--cairn-static") { staticRuntime = true; continue; }
+    if (a.rfind("--cairn-wset=", 0) == 0) { extraWsets.push_back(a.substr(13)); continue; }
+    if (a == "--trace" || a.rfind("--persistent-heap", 0) == 0) {
+      fprintf(stderr, "cairn-cc: %s is not implemented yet (issue 3)\n", a.c_str());
+      return 2;
+    }
+    if (a == "-fno-cairn") { instrument = false; continue; }
+    if (a.rfind("-fno-cairn-", 0) == 0 || a.rfind("-fcairn-", 0) == 0) {
+      bool on = a[2] != 'n';
+      std::string opt = a.substr(on ? 8 : 11);
+      if (std::find_if(std::begin(kOptimizations), std::end(kOptimizations),
+                       [&](const char *o) { return opt == o; }) ==
+          std::end(kOptimizations)) {
+        fprintf(stderr, "cairn-cc: unknown optimization '%s' (see --help)\n", opt.c_str());
+        return 2;
+      }
+      mllvm.push_back("-cairn-" + opt + (on ? "=true" : "=false"));
+      continue;
+    }
+    user.push_back(a);
+    if (a == "-c" || a == "-S" || a == "-fsyntax-only" || a == "-M" || a == "-MM")
+      link = false;
+    if (a == "-E") { link = false; preprocessOnly = true; }
+    if (a == "-shared") shared = true;
+    if (a == "-x") compileSource = true;
+    if (takesSeparateValue(a) && i + 1 < argc) {
+      user.push_back(argv[++i]);
+      continue;
+    }
+    if (a == "-" ) { compileSource = true; anyInput = true; }
+    if (!a.empty() && a[0] != '-') {
+      anyInput = true;
+      if (isSourceFile(a)) compileSource = true;
+    }
+  }
+  if (!anyInput)
+    link = false; // e.g. cairn-cc --version, cairn-cc -v
+
+  std::vector<std::string> args = {L.clang};
+  args.insert(args.end(), user.begin(), user.end());
+  if (!L.include.empty())
+    args.push_back("-I" + L.include);
+  if (compileSource && !preprocessOnly && instrument) {
+    if (L.plugin.empty()) {
+      fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s; "
+                      "build the cairn-cc target\n", selfDir().c_str());
+      return 2;
+    }
+    args.insert(args.end(), {"-fpass-plugin=" + L.plugin, "-Xclang", "-load",
+                             "-Xclang", L.plugin});
+    if (!L.wsetDir.empty()) {
+      if (DIR *dir = opendir(L.wsetDir.c_str())) {
+        std::vector<std::string> files;
+        while (dirent *e = readdir(dir)) {
+          std::string n = e->d_name;
+          if (n.size() > 5 && n.substr(n.size() - 5) == ".wset")
+            files.push_back(L.wsetDir + "/" + n);
+        }
+        closedir(dir);
+        std::sort(files.begin(), files.end());
+        for (auto &f : files)
+          mllvm.push_back("-cairn-wset=" + f);
+      }
+    }
+    for (auto &w : extraWsets)
+      mllvm.push_back("-cairn-wset=" + w);
+    for (auto &m : mllvm)
+      args.insert(args.end(), {"-mllvm", m});
+  }
+  if (link) {
+    if (!L.rtlib.empty())
+      args.push_back(L.rtlib);
+    std::string lib = (!staticRuntime && !L.libShared.empty()) ? L.libShared
+                                                              : L.libStatic;
+    if (lib.empty()) {
+      fprintf(stderr, "cairn-cc: libcairn not found (looked in %s/../runtime and "
+                      "%s/../lib); build the `cairn` target\n",
+              selfDir().c_str(), selfDir().c_str());
+      return 2;
+    }
+    if (!(shared && lib == L.libStatic)) {
+      args.push_back(lib);
+      if (lib == L.libShared)
+        args.push_back("-Wl,-rpath," + lib.substr(0, lib.rfind('/')));
+    }
+    args.push_back("-lpthread");
+  }
+
+  if (getenv("CAIRN_CC_VERBOSE")) {
+    for (auto &a : args)
+      fprintf(stderr, "%s ", a.c_str());
+    fputc('\n', stderr);
+  }
+  std::vector<char *> cargs;
+  for (auto &a : args)
+    cargs.push_back(const_cast<char *>(a.c_str()));
+  cargs.push_back(nullptr);
+  execv(L.clang.c_str(), cargs.data());
+  fprintf(stderr, "cairn-cc: cannot run %s: %s\n", L.clang.c_str(), strerror(errno));
+  return 127;
+}

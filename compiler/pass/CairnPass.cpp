@@ -1,0 +1,736 @@
+//===- CairnPass.cpp - cairn's instrumentation pass -------------------------===//
+//
+// cairn-cc loads this plugin and runs the pass after optimization
+// (OptimizerLastEP), as the sanitizers do. It inserts:
+//   - before every write that may reach persistent memory (store, memset,
+//     memcpy, memmove, cmpxchg, atomicrmw, calls described by write-set
+//     files), an inline region test and a call to cairn__log_store;
+//   - at a pointer-typed store into PM, the relative form from
+//     cairn__va2ra_checked (which also enforces pointer safety), and at a
+//     pointer-typed load or inttoptr, the conversion back (cairn__ra2va);
+//   - after byte copies and wide integer/vector stores into PM, a scan that
+//     turns any copied virtual address of the PM region into relative form.
+// The rest is handled by the run-time library (libcairn, compiler/rt).
+// docs/compiler.md explains the decisions; every optimization below has a
+// cl::opt to turn it off and a STATISTIC (cairn-cc -mllvm -stats).
+//===----------------------------------------------------------------------===//
+#include "WriteSet.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Statistic.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+
+using namespace llvm;
+
+#define DEBUG_TYPE "cairn"
+
+// ---- options: one per optimization or policy -------------------------------
+static cl::opt<bool> ClEnabled("cairn", cl::init(true),
+                               cl::desc("Run cairn instrumentation at all"));
+static cl::opt<bool> ClSkipVolatile(
+    "cairn-skip-volatile", cl::init(true),
+    cl::desc("Do not check writes proven to target the stack, globals or "
+             "fresh malloc memory"));
+static cl::opt<bool> ClSkipCheckPM(
+    "cairn-skip-check-pm", cl::init(true),
+    cl::desc("Call the undo log without a region test when the target is "
+             "proven PM (cairn_alloc/cairn_root results, pointers loaded "
+             "from PM)"));
+static cl::opt<bool> ClMergeLogs(
+    "cairn-merge-logs", cl::init(true),
+    cl::desc("Log once for stores to one object in a block with no call "
+             "between them (adjacent and redundant log elimination)"));
+static cl::opt<bool> ClSkipNullConvert(
+    "cairn-skip-null-convert", cl::init(true),
+    cl::desc("Store NULL pointers into PM without a conversion call"));
+static cl::opt<bool> ClSkipNullCompareLoads(
+    "cairn-skip-null-compare-loads", cl::init(true),
+    cl::desc("No conversion for a loaded pointer only compared with NULL"));
+static cl::opt<bool> ClScanWideStores(
+    "cairn-scan-wide-stores", cl::init(true),
+    cl::desc("Convert PM-region addresses hidden in 8-byte integer, vector "
+             "and aggregate stores and byte copies into PM"));
+static cl::opt<bool> ClPersistentHeap(
+    "cairn-persistent-heap", cl::init(false),
+    cl::desc("malloc memory lives in a pool (do not treat it as volatile)"));
+static cl::list<std::string>
+    ClWriteSets("cairn-wset", cl::desc("Write-set file (*.wset), repeatable"));
+
+// ---- counters ---------------------------------------------------------------
+STATISTIC(NumStores, "stores instrumented (region test and/or log)");
+STATISTIC(NumStoresVolatile, "stores skipped: target proven volatile");
+STATISTIC(NumChecksSkippedPM, "region tests skipped: target proven PM");
+STATISTIC(NumLogsMerged, "log calls removed by merging within a block");
+STATISTIC(NumPtrStores, "pointer stores converted to relative form");
+STATISTIC(NumNullStores, "NULL pointer stores needing no conversion");
+STATISTIC(NumPtrLoads, "pointer loads converted back");
+STATISTIC(NumPtrLoadsNullOnly, "pointer loads only compared with NULL");
+STATISTIC(NumIntToPtr, "inttoptr converted back");
+STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
+STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
+STATISTIC(NumAtomics, "cmpxchg/atomicrmw instrumented");
+STATISTIC(NumWriteSetCalls, "calls instrumented from write-set files");
+
+namespace {
+
+// What the pass can prove about where a pointer points.
+enum class Where { Volatile, PM, Unknown };
+
+// A log that covers several stores of one block (cairn-merge-logs).
+struct MergedLog {
+  Value *Base;
+  int64_t Begin, End;
+  Value *InPM = nullptr; // the region test, once emitted; members reuse it
+};
+
+class CairnInstrumenter {
+public:
+  CairnInstrumenter(Module &M, const cairn::WriteSets &WS)
+      : M(M), DL(M.getDataLayout()), Ctx(M.getContext()), WS(WS) {
+    initialize();
+  }
+  bool instrumentFunction(Function &F);
+
+private:
+  Module &M;
+  const DataLayout &DL;
+  LLVMContext &Ctx;
+  const cairn::WriteSets &WS;
+  Type *Int64Ty, *Int32Ty;
+  PointerType *PtrTy;
+  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, CmpxchgPtr, XchgPtr,
+      Strlen, Snprintf;
+  GlobalVariable *RegionLo, *RegionHi;
+  MDNode *Unlikely, *NoSanitize;
+  StringMap<Constant *> Strings;
+
+  void initialize();
+  Where classify(Value *Ptr, unsigned Depth = 0);
+  Where classifyObject(const Value *Obj, unsigned Depth);
+  std::pair<Value *, Value *> sourceLocation(Instruction *I);
+  Value *emitInRegion(IRBuilder<> &B, Value *P);
+  Value *regionCondition(Instruction *Before, Value *Addr, Where W);
+  Instruction *thenBlockFor(Value *Cond, Instruction *Before);
+  void emitLog(IRBuilder<> &B, Value *Addr, Value *Len, Instruction *LocI);
+  void emitGuardedScan(Instruction *After, Value *Addr, Value *Len, Value *Cond,
+                       Instruction *LocI);
+
+  void chooseInstructionsToInstrument(
+      Function &F, SmallVectorImpl<Instruction *> &Writes,
+      SmallVectorImpl<Instruction *> &PointerReads,
+      DenseMap<Instruction *, MergedLog> &MergedAt,
+      DenseMap<Instruction *, Instruction *> &Covered);
+  void mergeLogsInBlock(BasicBlock &BB,
+                        DenseMap<Instruction *, MergedLog> &MergedAt,
+                        DenseMap<Instruction *, Instruction *> &Covered);
+  void instrumentStore(StoreInst *SI, const MergedLog *Merged);
+  void instrumentPointerRead(Instruction *I);
+  void instrumentMemIntrinsic(MemIntrinsic *MI);
+  void instrumentAtomic(Instruction *I);
+  void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
+  Value *writeSetSize(IRBuilder<> &B, CallBase *CB, const cairn::WSExpr &E);
+};
+
+} // namespace
+
+// Runtime entry points are declared here, once (names fixed by cairn.h's
+// "ABI for cairn-cc generated code" and compiler/rt/cairn_cc_rt.c).
+void CairnInstrumenter::initialize() {
+  Int64Ty = Type::getInt64Ty(Ctx);
+  Int32Ty = Type::getInt32Ty(Ctx);
+  PtrTy = PointerType::getUnqual(Ctx);
+  Type *VoidTy = Type::getVoidTy(Ctx);
+  LogStore = M.getOrInsertFunction("cairn__log_store", VoidTy, PtrTy, Int64Ty,
+                                   PtrTy, Int32Ty);
+  Va2Ra = M.getOrInsertFunction("cairn__va2ra_checked", Int64Ty, PtrTy, PtrTy,
+                                PtrTy, Int32Ty);
+  Ra2VaSlow = M.getOrInsertFunction("cairn__ra2va_slow", PtrTy, Int64Ty);
+  FixWords = M.getOrInsertFunction("cairn_cc__fix_words", VoidTy, PtrTy,
+                                   Int64Ty, PtrTy, Int32Ty);
+  CmpxchgPtr = M.getOrInsertFunction("cairn_cc__cmpxchg_ptr", PtrTy, PtrTy,
+                                     PtrTy, PtrTy, PtrTy, Int32Ty);
+  XchgPtr = M.getOrInsertFunction("cairn_cc__xchg_ptr", PtrTy, PtrTy, PtrTy,
+                                  PtrTy, Int32Ty);
+  Strlen = M.getOrInsertFunction("strlen", Int64Ty, PtrTy);
+  Snprintf = M.getOrInsertFunction(
+      "snprintf", FunctionType::get(Int32Ty, {PtrTy, Int64Ty, PtrTy}, true));
+  auto Global = [&](const char *Name) {
+    if (auto *G = M.getNamedGlobal(Name))
+      return G;
+    return new GlobalVariable(M, Int64Ty, false, GlobalValue::ExternalLinkage,
+                              nullptr, Name);
+  };
+  RegionLo = Global("cairn__region_lo");
+  RegionHi = Global("cairn__region_hi");
+  Unlikely = MDBuilder(Ctx).createUnlikelyBranchWeights();
+  NoSanitize = MDNode::get(Ctx, {});
+}
+
+// ---- proofs: where can this pointer point? ---------------------------------
+
+static bool isMallocLike(StringRef Name) {
+  return Name == "malloc" || Name == "calloc" || Name == "realloc" ||
+         Name == "strdup" || Name == "strndup" || Name == "aligned_alloc" ||
+         Name == "memalign" || Name == "valloc" || Name == "reallocarray";
+}
+
+Where CairnInstrumenter::classifyObject(const Value *Obj, unsigned Depth) {
+  // Stack objects and globals are DRAM by construction: a pointer whose
+  // underlying object is one of them cannot reach a pool (going out of an
+  // object's bounds is undefined behaviour).
+  if (isa<AllocaInst>(Obj) || isa<GlobalVariable>(Obj) ||
+      isa<ConstantPointerNull>(Obj))
+    return Where::Volatile;
+  if (auto *CB = dyn_cast<CallBase>(Obj)) {
+    if (Function *Callee = CB->getCalledFunction()) {
+      StringRef N = Callee->getName();
+      if (!ClPersistentHeap && isMallocLike(N))
+        return Where::Volatile;
+      if (N == "cairn_alloc" || N == "cairn_root")
+        return Where::PM;
+    }
+    return Where::Unknown;
+  }
+  // A pointer loaded from PM points into the same pool (or is NULL): the
+  // runtime refuses to store anything else there (pointer safety).
+  if (auto *LI = dyn_cast<LoadInst>(Obj))
+    if (Depth < 3 && LI->getType()->isPointerTy() &&
+        classify(const_cast<Value *>(LI->getPointerOperand()), Depth + 1) == Where::PM)
+      return Where::PM;
+  return Where::Unknown;
+}
+
+Where CairnInstrumenter::classify(Value *Ptr, unsigned Depth) {
+  SmallVector<const Value *, 4> Objs;
+  getUnderlyingObjects(Ptr, Objs, nullptr, 8);
+  if (Objs.empty())
+    return Where::Unknown;
+  Where Result = classifyObject(Objs[0], Depth);
+  for (const Value *O : drop_begin(Objs))
+    if (classifyObject(O, Depth) != Result)
+      return Where::Unknown;
+  if (Result == Where::Volatile && !ClSkipVolatile)
+    return Where::Unknown;
+  if (Result == Where::PM && !ClSkipCheckPM)
+    return Where::Unknown;
+  return Result;
+}
+
+// ---- emission helpers ------------------------------------------------------
+
+// (file, line) for the runtime's messages: the debug location when built
+// with -g, else the function's name and line 0.
+std::pair<Value *, Value *> CairnInstrumenter::sourceLocation(Instruction *I) {
+  std::string File;
+  unsigned Line = 0;
+  if (const DILocation *Loc = I->getDebugLoc().get()) {
+    File = Loc->getFilename().str();
+    Line = Loc->getLine();
+  }
+  if (File.empty())
+    File = ("function " + I->getFunction()->getName()).str();
+  Constant *&S = Strings[File];
+  if (!S) {
+    IRBuilder<> B(Ctx);
+    S = ConstantDataArray::getString(Ctx, File);
+    auto *G = new GlobalVariable(M, S->getType(), true,
+                                 GlobalValue::PrivateLinkage, S, ".cairn.loc");
+    G->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+    G->setAlignment(Align(1));
+    S = G;
+  }
+  return {S, ConstantInt::get(Int32Ty, Line)};
+}
+
+// The same test as cairn.h's cairn__in_region: (p - lo) < (hi - lo).
+Value *CairnInstrumenter::emitInRegion(IRBuilder<> &B, Value *P) {
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo, "cairn.lo");
+  auto *Hi = B.CreateLoad(Int64Ty, RegionHi, "cairn.hi");
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *PI = P->getType()->isPointerTy() ? B.CreatePtrToInt(P, Int64Ty) : P;
+  return B.CreateICmpULT(B.CreateSub(PI, Lo), B.CreateSub(Hi, Lo), "cairn.inpm");
+}
+
+Value *CairnInstrumenter::regionCondition(Instruction *Before, Value *Addr,
+                                          Where W) {
+  if (W == Where::PM) {
+    ++NumChecksSkippedPM;
+    return ConstantInt::getTrue(Ctx);
+  }
+  IRBuilder<> B(Before);
+  return emitInRegion(B, Addr);
+}
+
+// A block run only when Cond holds, placed before `Before`; returns its
+// terminator (insert before it). A constant-true Cond needs no block.
+Instruction *CairnInstrumenter::thenBlockFor(Value *Cond, Instruction *Before) {
+  if (auto *CI = dyn_cast<ConstantInt>(Cond); CI && CI->isOne())
+    return Before;
+  return SplitBlockAndInsertIfThen(Cond, Before, false, Unlikely);
+}
+
+void CairnInstrumenter::emitLog(IRBuilder<> &B, Value *Addr, Value *Len,
+                                Instruction *LocI) {
+  auto [File, Line] = sourceLocation(LocI);
+  B.CreateCall(LogStore, {Addr, B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
+}
+
+// After `After`, if Cond: rewrite PM-region addresses in [Addr, Addr+Len).
+void CairnInstrumenter::emitGuardedScan(Instruction *After, Value *Addr,
+                                        Value *Len, Value *Cond,
+                                        Instruction *LocI) {
+  if (!ClScanWideStores)
+    return;
+  ++NumWideScans;
+  IRBuilder<> B(thenBlockFor(Cond, After->getNextNode()));
+  auto [File, Line] = sourceLocation(LocI);
+  B.CreateCall(FixWords, {Addr, B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
+}
+
+// ---- choosing what to instrument -------------------------------------------
+
+// Calls that cannot begin or end a transaction or write memory we track.
+static bool isBarrierFree(const Instruction &I) {
+  auto *CB = dyn_cast<CallBase>(&I);
+  if (!CB)
+    return true;
+  if (isa<DbgInfoIntrinsic>(CB))
+    return true;
+  if (auto *II = dyn_cast<IntrinsicInst>(CB)) {
+    switch (II->getIntrinsicID()) {
+    case Intrinsic::lifetime_start:
+    case Intrinsic::lifetime_end:
+    case Intrinsic::assume:
+    case Intrinsic::expect:
+      return true;
+    default:
+      break;
+    }
+  }
+  return CB->doesNotAccessMemory();
+}
+
+// cairn-merge-logs: inside one block, between two calls, the stores to one
+// base pointer at constant offsets need one log for the span they cover,
+// emitted before the first of them. No call in between means the
+// transaction cannot end, so one snapshot taken earlier is as good.
+void CairnInstrumenter::mergeLogsInBlock(
+    BasicBlock &BB, DenseMap<Instruction *, MergedLog> &MergedAt,
+    DenseMap<Instruction *, Instruction *> &Covered) {
+  struct Group {
+    StoreInst *First;
+    int64_t Begin, End;
+    SmallVector<StoreInst *, 4> Members;
+  };
+  SmallVector<std::pair<Value *, Group>, 8> Groups;
+  auto flush = [&]() {
+    for (auto &[Base, G] : Groups) {
+      if (G.Members.size() < 2 || G.End - G.Begin > 4096)
+        continue;
+      MergedAt[G.First] = {Base, G.Begin, G.End};
+      for (StoreInst *S : G.Members)
+        Covered[S] = G.First;
+      NumLogsMerged += G.Members.size() - 1;
+    }
+    Groups.clear();
+  };
+  for (Instruction &I : BB) {
+    if (!isBarrierFree(I)) {
+      flush();
+      continue;
+    }
+    auto *SI = dyn_cast<StoreInst>(&I);
+    if (!SI || SI->isAtomic())
+      continue;
+    APInt Off(64, 0);
+    Value *Base = SI->getPointerOperand()->stripAndAccumulateConstantOffsets(
+        DL, Off, /*AllowNonInbounds=*/true);
+    int64_t Begin = Off.getSExtValue();
+    int64_t End = Begin + DL.getTypeStoreSize(SI->getValueOperand()->getType())
+                              .getFixedValue();
+    auto It = llvm::find_if(Groups, [&](auto &P) { return P.first == Base; });
+    if (It == Groups.end()) {
+      Groups.push_back({Base, Group{SI, Begin, End, {SI}}});
+    } else {
+      It->second.Begin = std::min(It->second.Begin, Begin);
+      It->second.End = std::max(It->second.End, End);
+      It->second.Members.push_back(SI);
+    }
+  }
+  flush();
+}
+
+void CairnInstrumenter::chooseInstructionsToInstrument(
+    Function &F, SmallVectorImpl<Instruction *> &Writes,
+    SmallVectorImpl<Instruction *> &PointerReads,
+    DenseMap<Instruction *, MergedLog> &MergedAt,
+    DenseMap<Instruction *, Instruction *> &Covered) {
+  for (Instruction &I : instructions(F)) {
+    if (I.hasMetadata(LLVMContext::MD_nosanitize))
+      continue;
+    if (auto *SI = dyn_cast<StoreInst>(&I)) {
+      if (classify(SI->getPointerOperand()) == Where::Volatile) {
+        ++NumStoresVolatile;
+        continue;
+      }
+      Writes.push_back(SI);
+    } else if (isa<MemIntrinsic>(I) || isa<AtomicRMWInst>(I) ||
+               isa<AtomicCmpXchgInst>(I)) {
+      Writes.push_back(&I);
+    } else if (auto *CB = dyn_cast<CallBase>(&I)) {
+      Function *Callee = CB->getCalledFunction();
+      if (Callee && Callee->isDeclaration() && WS.lookup(Callee->getName().str()))
+        Writes.push_back(CB);
+    } else if (auto *LI = dyn_cast<LoadInst>(&I)) {
+      if (LI->getType()->isPointerTy())
+        PointerReads.push_back(LI);
+    } else if (isa<IntToPtrInst>(I)) {
+      PointerReads.push_back(&I);
+    }
+  }
+  if (ClMergeLogs)
+    for (BasicBlock &BB : F)
+      mergeLogsInBlock(BB, MergedAt, Covered);
+}
+
+// ---- instrumentation -------------------------------------------------------
+
+static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
+                                      Instruction *Before) {
+  auto *NS = new StoreInst(V, SI->getPointerOperand(), SI->isVolatile(),
+                           SI->getAlign(), SI->getOrdering(),
+                           SI->getSyncScopeID(), Before);
+  NS->copyMetadata(*SI);
+  return NS;
+}
+
+// Merged: the log that already covers this store (cairn-merge-logs), if any.
+void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) {
+  bool NeedLog = !Merged;
+  ++NumStores;
+  Value *Addr = SI->getPointerOperand();
+  Value *Val = SI->getValueOperand();
+  Type *Ty = Val->getType();
+  uint64_t Size = DL.getTypeStoreSize(Ty).getFixedValue();
+  Where W = classify(Addr);
+  Value *InPM = Merged && Merged->InPM ? Merged->InPM
+                                       : regionCondition(SI, Addr, W);
+  if (NeedLog) {
+    IRBuilder<> B(thenBlockFor(InPM, SI));
+    emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), SI);
+  }
+
+  if (Ty->isPointerTy()) {
+    if (ClSkipNullConvert && isa<ConstantPointerNull>(Val)) {
+      ++NumNullStores;
+      return;
+    }
+    // In PM the slot gets the relative form; elsewhere the plain address.
+    ++NumPtrStores;
+    auto [File, Line] = sourceLocation(SI);
+    auto *CI = dyn_cast<ConstantInt>(InPM);
+    if (CI && CI->isOne()) {
+      IRBuilder<> B(SI);
+      Value *Rel = B.CreateCall(Va2Ra, {Addr, Val, File, Line});
+      cloneStoreWithValue(SI, Rel, SI);
+      SI->eraseFromParent();
+      return;
+    }
+    Instruction *ThenT, *ElseT;
+    SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
+    IRBuilder<> B(ThenT);
+    Value *Rel = B.CreateCall(Va2Ra, {Addr, Val, File, Line});
+    cloneStoreWithValue(SI, Rel, ThenT);
+    SI->moveBefore(ElseT);
+    return;
+  }
+
+  if (!ClScanWideStores || Size < 8)
+    return;
+  if (Ty->isIntegerTy(64)) {
+    // An 8-byte integer may be a copied pointer (struct copies after
+    // optimization): if it is an address in the PM region, store it relative.
+    ++NumWideScans;
+    IRBuilder<> B(SI);
+    Value *Cond = B.CreateAnd(InPM, emitInRegion(B, Val));
+    BasicBlock *Head = SI->getParent();
+    Instruction *T = SplitBlockAndInsertIfThen(Cond, SI, false, Unlikely);
+    IRBuilder<> TB(T);
+    auto [File, Line] = sourceLocation(SI);
+    Value *Rel = TB.CreateCall(
+        Va2Ra, {Addr, TB.CreateIntToPtr(Val, PtrTy), File, Line});
+    IRBuilder<> PB(SI);
+    PHINode *Phi = PB.CreatePHI(Int64Ty, 2);
+    Phi->addIncoming(Val, Head);
+    Phi->addIncoming(Rel, T->getParent());
+    SI->setOperand(0, Phi);
+    return;
+  }
+  if (Ty->isVectorTy() || Ty->isAggregateType())
+    emitGuardedScan(SI, Addr, ConstantInt::get(Int64Ty, Size), InPM, SI);
+}
+
+// Only used as `p == NULL` / `p != NULL`? Then the relative form answers
+// the same as the address and needs no conversion.
+static bool onlyComparedWithNull(Instruction *I) {
+  for (User *U : I->users()) {
+    auto *Cmp = dyn_cast<ICmpInst>(U);
+    if (!Cmp || !Cmp->isEquality())
+      return false;
+    Value *Other = Cmp->getOperand(0) == I ? Cmp->getOperand(1)
+                                           : Cmp->getOperand(0);
+    if (!isa<ConstantPointerNull>(Other))
+      return false;
+  }
+  return !I->use_empty();
+}
+
+// load ptr / inttoptr: a value with bit 63 set is relative; turn it back.
+void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
+  if (ClSkipNullCompareLoads && onlyComparedWithNull(I)) {
+    ++NumPtrLoadsNullOnly;
+    return;
+  }
+  if (isa<LoadInst>(I))
+    ++NumPtrLoads;
+  else
+    ++NumIntToPtr;
+  IRBuilder<> B(I->getNextNode());
+  Value *Bits = isa<IntToPtrInst>(I) ? I->getOperand(0)
+                                     : B.CreatePtrToInt(I, Int64Ty);
+  if (Bits->getType() != Int64Ty)
+    Bits = B.CreateSExtOrTrunc(Bits, Int64Ty);
+  Value *IsRel = B.CreateICmpSLT(Bits, ConstantInt::get(Int64Ty, 0), "cairn.rel");
+  BasicBlock *Head = I->getParent();
+  Instruction *T = SplitBlockAndInsertIfThen(
+      IsRel, cast<Instruction>(IsRel)->getNextNode(), false, Unlikely);
+  IRBuilder<> TB(T);
+  Value *VA = TB.CreateCall(Ra2VaSlow, {Bits});
+  BasicBlock *Tail = T->getSuccessor(0);
+  IRBuilder<> PB(&Tail->front());
+  PHINode *Phi = PB.CreatePHI(I->getType(), 2, "cairn.va");
+  Phi->addIncoming(I, Head);
+  Phi->addIncoming(VA, T->getParent());
+  I->replaceUsesWithIf(Phi, [&](Use &U) {
+    return U.getUser() != Phi && U.getUser() != Bits;
+  });
+}
+
+void CairnInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
+  Value *Dst = MI->getRawDest();
+  Where W = classify(Dst);
+  if (W == Where::Volatile)
+    return;
+  ++NumMemIntrinsics;
+  Value *InPM = regionCondition(MI, Dst, W);
+  {
+    IRBuilder<> B(thenBlockFor(InPM, MI));
+    emitLog(B, Dst, MI->getLength(), MI);
+  }
+  if (isa<MemTransferInst>(MI))
+    emitGuardedScan(MI, Dst, MI->getLength(), InPM, MI);
+}
+
+void CairnInstrumenter::instrumentAtomic(Instruction *I) {
+  Value *Addr = getLoadStorePointerOperand(I);
+  if (auto *RMW = dyn_cast<AtomicRMWInst>(I))
+    Addr = RMW->getPointerOperand();
+  if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I))
+    Addr = CX->getPointerOperand();
+  Where W = classify(Addr);
+  if (W == Where::Volatile)
+    return;
+  ++NumAtomics;
+  Type *ValTy = isa<AtomicRMWInst>(I) ? I->getType()
+                                      : cast<AtomicCmpXchgInst>(I)
+                                            ->getNewValOperand()
+                                            ->getType();
+  uint64_t Size = DL.getTypeStoreSize(ValTy).getFixedValue();
+  Value *InPM = regionCondition(I, Addr, W);
+  auto [File, Line] = sourceLocation(I);
+  if (!ValTy->isPointerTy()) {
+    IRBuilder<> B(thenBlockFor(InPM, I));
+    emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), I);
+    return;
+  }
+  // Atomics on pointers in PM go through compiler/rt, which converts the
+  // operands to relative form and the old value back.
+  Instruction *ThenT, *ElseT;
+  SplitBlockAndInsertIfThenElse(InPM, I, &ThenT, &ElseT, Unlikely);
+  IRBuilder<> B(ThenT);
+  emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), I);
+  Value *PMResult;
+  if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I)) {
+    Value *Old = B.CreateCall(CmpxchgPtr, {Addr, CX->getCompareOperand(),
+                                           CX->getNewValOperand(), File, Line});
+    Value *Ok = B.CreateICmpEQ(Old, CX->getCompareOperand());
+    PMResult = B.CreateInsertValue(
+        B.CreateInsertValue(PoisonValue::get(CX->getType()), Old, 0), Ok, 1);
+  } else {
+    auto *RMW = cast<AtomicRMWInst>(I);
+    PMResult = B.CreateCall(XchgPtr, {Addr, RMW->getValOperand(), File, Line});
+  }
+  BasicBlock *ThenBB = ThenT->getParent();
+  I->moveBefore(ElseT);
+  BasicBlock *Tail = ElseT->getSuccessor(0);
+  IRBuilder<> PB(&Tail->front());
+  PHINode *Phi = PB.CreatePHI(I->getType(), 2);
+  I->replaceAllUsesWith(Phi);
+  Phi->addIncoming(PMResult, ThenBB);
+  Phi->addIncoming(I, I->getParent());
+}
+
+Value *CairnInstrumenter::writeSetSize(IRBuilder<> &B, CallBase *CB,
+                                       const cairn::WSExpr &E) {
+  Value *Sum = nullptr;
+  for (const cairn::WSTerm &T : E) {
+    Value *Prod = nullptr;
+    for (const cairn::WSFactor &F : T) {
+      Value *V = nullptr;
+      switch (F.K) {
+      case cairn::WSFactor::Literal:
+        V = ConstantInt::get(Int64Ty, F.Value);
+        break;
+      case cairn::WSFactor::Param: {
+        Value *A = CB->getArgOperand(F.Value);
+        V = A->getType()->isPointerTy() ? B.CreatePtrToInt(A, Int64Ty)
+                                        : B.CreateSExtOrTrunc(A, Int64Ty);
+        break;
+      }
+      case cairn::WSFactor::Strlen:
+        V = B.CreateCall(Strlen, {CB->getArgOperand(F.Value)});
+        break;
+      case cairn::WSFactor::Formatted: {
+        // snprintf(NULL, 0, fmt, <the call's remaining arguments>)
+        SmallVector<Value *, 8> Args = {ConstantPointerNull::get(PtrTy),
+                                        ConstantInt::get(Int64Ty, 0)};
+        for (unsigned A = F.Value; A < CB->arg_size(); A++)
+          Args.push_back(CB->getArgOperand(A));
+        V = B.CreateSExt(B.CreateCall(Snprintf, Args), Int64Ty);
+        break;
+      }
+      }
+      Prod = Prod ? B.CreateMul(Prod, V) : V;
+    }
+    Sum = Sum ? B.CreateAdd(Sum, Prod) : Prod;
+  }
+  return Sum;
+}
+
+void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
+                                               const cairn::WSFunction &WF) {
+  if (CB->arg_size() < WF.NumParams)
+    return; // declared differently from the write-set; leave it alone
+  bool Any = false;
+  for (const cairn::WSRegion &R : WF.Writes) {
+    Value *Dst = CB->getArgOperand(R.Param);
+    Where W = classify(Dst);
+    if (W == Where::Volatile)
+      continue;
+    Any = true;
+    Value *InPM = regionCondition(CB, Dst, W);
+    IRBuilder<> B(thenBlockFor(InPM, CB));
+    emitLog(B, Dst, writeSetSize(B, CB, R.Size), CB);
+  }
+  if (Any)
+    ++NumWriteSetCalls;
+}
+
+bool CairnInstrumenter::instrumentFunction(Function &F) {
+  if (F.isDeclaration() || F.getName().starts_with("cairn_") ||
+      F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
+    return false;
+  SmallVector<Instruction *, 32> Writes, PointerReads;
+  DenseMap<Instruction *, MergedLog> MergedAt;
+  DenseMap<Instruction *, Instruction *> Covered;
+  chooseInstructionsToInstrument(F, Writes, PointerReads, MergedAt, Covered);
+
+  for (auto &[First, ML] : MergedAt) {
+    Where W = classify(ML.Base);
+    if (W == Where::Volatile)
+      continue;
+    IRBuilder<> B(First);
+    Value *Addr = ML.Begin ? B.CreateConstGEP1_64(B.getInt8Ty(), ML.Base,
+                                                  ML.Begin)
+                           : ML.Base;
+    // An object does not straddle the region's bounds, so the test on its
+    // first byte holds for every member store.
+    ML.InPM = regionCondition(First, Addr, W);
+    IRBuilder<> LB(thenBlockFor(ML.InPM, First));
+    emitLog(LB, Addr, ConstantInt::get(Int64Ty, ML.End - ML.Begin), First);
+  }
+  for (Instruction *I : Writes) {
+    if (auto *SI = dyn_cast<StoreInst>(I))
+      instrumentStore(SI, Covered.count(SI) ? &MergedAt[Covered[SI]] : nullptr);
+    else if (auto *MI = dyn_cast<MemIntrinsic>(I))
+      instrumentMemIntrinsic(MI);
+    else if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
+      instrumentAtomic(I);
+    else if (auto *CB = dyn_cast<CallBase>(I))
+      instrumentWriteSetCall(
+          CB, *WS.lookup(CB->getCalledFunction()->getName().str()));
+  }
+  for (Instruction *I : PointerReads)
+    instrumentPointerRead(I);
+  return !Writes.empty() || !PointerReads.empty();
+}
+
+// ---- the pass and its registration -----------------------------------------
+
+namespace {
+struct CairnPass : PassInfoMixin<CairnPass> {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    if (!ClEnabled)
+      return PreservedAnalyses::all();
+    static cairn::WriteSets WS;
+    static bool Loaded = false;
+    if (!Loaded) {
+      Loaded = true;
+      for (const std::string &Path : ClWriteSets) {
+        std::string Err;
+        if (!WS.parseFile(Path, Err))
+          report_fatal_error(Twine("cairn: ") + Err, false);
+      }
+    }
+    CairnInstrumenter Inst(M, WS);
+    bool Changed = false;
+    for (Function &F : M)
+      Changed |= Inst.instrumentFunction(F);
+    return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "cairn", "0.1", [](PassBuilder &PB) {
+            PB.registerOptimizerLastEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  MPM.addPass(CairnPass());
+                });
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM,
+                   ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "cairn")
+                    return false;
+                  MPM.addPass(CairnPass());
+                  return true;
+                });
+          }};
+}

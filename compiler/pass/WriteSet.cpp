@@ -1,0 +1,151 @@
+//===- WriteSet.cpp - parser for *.wset files (grammar in WriteSet.h) ------===//
+#include "WriteSet.h"
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace cairn;
+
+namespace {
+
+// A tiny recursive-descent parser over one declaration line.
+class LineParser {
+public:
+  LineParser(const std::string &S) : S(S) {}
+
+  bool parse(WSFunction &F, std::string &Why) {
+    std::vector<std::string> Params;
+    if (!ident(F.Name)) return fail(Why, "expected a function name");
+    if (!eat('(')) return fail(Why, "expected '(' after the function name");
+    if (!eat(')')) {
+      do {
+        if (eatWord("...")) { F.Variadic = true; break; }
+        std::string P;
+        if (!ident(P)) return fail(Why, "expected a parameter name or '...'");
+        Params.push_back(P);
+      } while (eat(','));
+      if (!eat(')')) return fail(Why, "expected ')' after the parameters");
+    }
+    F.NumParams = Params.size();
+    if (!eatWord("writes")) return fail(Why, "expected 'writes' after ')'");
+    do {
+      WSRegion R;
+      std::string P;
+      if (!ident(P) || !param(Params, P, R.Param))
+        return fail(Why, "expected a parameter name before '['");
+      if (!eat('[')) return fail(Why, "expected '[' after the written parameter");
+      if (!expr(Params, R.Size, Why)) return false;
+      if (!eat(']')) return fail(Why, "expected ']' after the size");
+      F.Writes.push_back(R);
+    } while (eat(','));
+    skip();
+    if (Pos != S.size()) return fail(Why, "unexpected text after the write set");
+    return true;
+  }
+
+private:
+  const std::string &S;
+  size_t Pos = 0;
+
+  bool fail(std::string &Why, const char *Msg) {
+    Why = std::string(Msg) + " (column " + std::to_string(Pos + 1) + ")";
+    return false;
+  }
+  void skip() { while (Pos < S.size() && isspace((unsigned char)S[Pos])) Pos++; }
+  bool eat(char C) {
+    skip();
+    if (Pos < S.size() && S[Pos] == C) { Pos++; return true; }
+    return false;
+  }
+  bool eatWord(const char *W) {
+    skip();
+    size_t N = strlen(W);
+    if (S.compare(Pos, N, W) == 0) { Pos += N; return true; }
+    return false;
+  }
+  bool ident(std::string &Out) {
+    skip();
+    size_t B = Pos;
+    while (Pos < S.size() && (isalnum((unsigned char)S[Pos]) || S[Pos] == '_'))
+      Pos++;
+    Out = S.substr(B, Pos - B);
+    return !Out.empty() && !isdigit((unsigned char)Out[0]);
+  }
+  static bool param(const std::vector<std::string> &Ps, const std::string &N,
+                    unsigned &Idx) {
+    for (unsigned I = 0; I < Ps.size(); I++)
+      if (Ps[I] == N) { Idx = I; return true; }
+    return false;
+  }
+  bool factor(const std::vector<std::string> &Ps, WSFactor &F, std::string &Why) {
+    skip();
+    if (Pos < S.size() && isdigit((unsigned char)S[Pos])) {
+      F.K = WSFactor::Literal;
+      F.Value = 0;
+      while (Pos < S.size() && isdigit((unsigned char)S[Pos]))
+        F.Value = F.Value * 10 + (S[Pos++] - '0');
+      return true;
+    }
+    std::string W;
+    if (!ident(W)) return fail(Why, "expected a number, parameter, strlen() or formatted()");
+    unsigned Idx;
+    if (W == "strlen" || W == "formatted") {
+      std::string P;
+      if (!eat('(') || !ident(P) || !param(Ps, P, Idx) || !eat(')'))
+        return fail(Why, "expected '(parameter)' after strlen/formatted");
+      F.K = W == "strlen" ? WSFactor::Strlen : WSFactor::Formatted;
+      F.Value = Idx;
+      return true;
+    }
+    if (!param(Ps, W, Idx)) return fail(Why, "unknown parameter name in the size");
+    F.K = WSFactor::Param;
+    F.Value = Idx;
+    return true;
+  }
+  bool expr(const std::vector<std::string> &Ps, WSExpr &E, std::string &Why) {
+    do {
+      WSTerm T;
+      do {
+        WSFactor F;
+        if (!factor(Ps, F, Why)) return false;
+        T.push_back(F);
+      } while (eat('*'));
+      E.push_back(T);
+    } while (eat('+'));
+    return true;
+  }
+};
+
+} // namespace
+
+bool WriteSets::parseText(const std::string &Text, const std::string &Origin,
+                          std::string &Err) {
+  std::istringstream In(Text);
+  std::string Line;
+  for (unsigned LineNo = 1; std::getline(In, Line); LineNo++) {
+    size_t Hash = Line.find('#');
+    if (Hash != std::string::npos) Line.resize(Hash);
+    if (Line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    WSFunction F;
+    std::string Why;
+    if (!LineParser(Line).parse(F, Why)) {
+      Err = Origin + ":" + std::to_string(LineNo) + ": " + Why;
+      return false;
+    }
+    Funcs[F.Name] = F;
+  }
+  return true;
+}
+
+bool WriteSets::parseFile(const std::string &Path, std::string &Err) {
+  std::ifstream In(Path);
+  if (!In) {
+    Err = Path + ": cannot open write-set file";
+    return false;
+  }
+  std::stringstream SS;
+  SS << In.rdbuf();
+  return parseText(SS.str(), Path, Err);
+}
