@@ -1,0 +1,424 @@
+"""`cairn bench runtime`: libcairn against libpmemobj, side by side, one run.
+
+Both pools live on /dev/shm with forced user-space flushes (CAIRN_PMEM_FORCE=1
+for cairn, PMEM_IS_PMEM_FORCE=1 for PMDK). The native programs are
+bench/runtime/bench.c linked with one backend each (cairn-bench-cairn,
+cairn-bench-pmemobj); this module runs them, alternating the two in every
+round so both see the same machine noise, and reports medians and ratios.
+
+Three parts:
+  micro   throughput of each operation with 1 and 2 threads (each thread on
+          its own objects, one pool per process, warm-up first);
+  counts  flushes, fences and non-temporal stores per operation, counted by
+          single-stepping the program (cairn-stepcount) over a few
+          iterations: the same measurement for both libraries, plus cairn's
+          own counters (cairn_stats_get) next to it;
+  open    a pool full of 1 KiB objects linked from the root: fill, close,
+          reopen (clean), run transactions, SIGKILL, reopen (recovery).
+"""
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cairn import paths
+
+try:
+    from tqdm import tqdm
+except ImportError:  # progress bars are a nicety, not a dependency of results
+    tqdm = None
+
+IMPLS = ("pmemobj", "cairn")
+TOOLS = {"cairn": "cairn-bench-cairn", "pmemobj": "cairn-bench-pmemobj"}
+OPS = ("tx_update_8B", "tx_update_8x64B",
+       "alloc_free_64B", "alloc_free_1KiB", "alloc_free_4KiB",
+       "tx_alloc_free_64B", "tx_alloc_free_1KiB", "tx_alloc_free_4KiB")
+# Goals of issue 2 (cairn throughput / pmemobj throughput). Shown, never asserted.
+GOALS = {"tx_update_8B": 2.5, "tx_update_8x64B": 2.0}
+GOAL_ALLOC = 3.0
+GOAL_OPEN_S = 0.5
+FORCE_ENV = {"CAIRN_PMEM_FORCE": "1", "PMEM_IS_PMEM_FORCE": "1"}
+
+FULL = dict(rounds=3, seconds=1.0, warmup=0.3, iterations=20,
+            pool_size=256 << 20, open_size=4 << 30, churn_s=1.0)
+QUICK = dict(rounds=1, seconds=0.05, warmup=0.02, iterations=3,
+             pool_size=64 << 20, open_size=64 << 20, churn_s=0.2)
+
+
+def register(subparsers):
+    p = subparsers.add_parser("bench", help="benchmarks against libpmemobj",
+                              description="Benchmarks: cairn against its peers.")
+    sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
+    r = sub.add_parser(
+        "runtime", help="libcairn vs libpmemobj: tx, alloc, open, flushes/fences",
+        description="libcairn against libpmemobj side by side in one run, pools "
+                    "on /dev/shm with forced user-space flushes.")
+    r.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
+    r.add_argument("--quick", action="store_true",
+                   help="tiny sizes and times: proves the benchmark runs, measures little")
+    r.add_argument("--json", metavar="FILE", help="write every measurement as JSON")
+    r.add_argument("--rounds", type=int, help="alternating rounds per impl (median taken)")
+    r.add_argument("--seconds", type=float, help="measured seconds per operation")
+    r.add_argument("--open-size", type=_size, help="pool size of the open test (default 4G)")
+    r.add_argument("--parts", default="micro,counts,open",
+                   help="which parts to run (default micro,counts,open)")
+    r.add_argument("--dir", default="/dev/shm", help="where pools go (default /dev/shm)")
+    r.add_argument("--markdown", action="store_true", help="print tables as Markdown")
+    r.set_defaults(func=run_runtime)
+    p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+def _size(text):
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    t = text.strip().lower().rstrip("ib").rstrip("b")
+    if t and t[-1] in units:
+        return int(float(t[:-1]) * units[t[-1]])
+    return int(t)
+
+
+def _find_tools():
+    found = {}
+    for impl, name in TOOLS.items():
+        try:
+            found[impl] = str(paths.tool(name))
+        except SystemExit as why:
+            print(f"cairn bench: {impl} side skipped: {why}", file=sys.stderr)
+    try:
+        found["stepcount"] = str(paths.tool("cairn-stepcount"))
+    except SystemExit:
+        pass
+    return found
+
+
+def _progress(total, desc):
+    if tqdm is None or not sys.stderr.isatty() and os.environ.get("CAIRN_PROGRESS") != "1":
+        return None
+    return tqdm(total=total, desc=desc, unit="run", leave=False, file=sys.stderr)
+
+
+def _json_lines(text):
+    rows = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            rows.append(json.loads(line))
+    return rows
+
+
+def _run(cmd, env, timeout):
+    """Run one native program; return (rows, error text or None)."""
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [], f"timed out after {timeout} s: {' '.join(cmd)}"
+    rows = _json_lines(proc.stdout)
+    if proc.returncode != 0:
+        err = proc.stderr.strip().splitlines()[-3:] or [f"exit {proc.returncode}"]
+        return rows, f"exit {proc.returncode}: {' | '.join(err)}"
+    return rows, None
+
+
+# ---- micro ------------------------------------------------------------------
+
+def run_micro(tools, cfg, threads, env, workdir, errors):
+    impls = [i for i in IMPLS if i in tools]
+    rows = []
+    bar = _progress(cfg["rounds"] * len(threads) * len(impls), "micro")
+    for rnd in range(cfg["rounds"]):
+        for t in threads:
+            order = impls if rnd % 2 == 0 else impls[::-1]
+            for impl in order:
+                pool = str(Path(workdir) / f"cairn-bench-{impl}-{os.getpid()}.pool")
+                cmd = [tools[impl], "micro", "--pool", pool,
+                       "--pool-size", str(cfg["pool_size"]), "--threads", str(t),
+                       "--seconds", str(cfg["seconds"]), "--warmup", str(cfg["warmup"])]
+                got, err = _run(cmd, env, timeout=120 + 20 * len(OPS) * cfg["seconds"])
+                for row in got:
+                    if row.get("mode") == "micro":
+                        row["round"] = rnd
+                        rows.append(row)
+                if err:
+                    errors.append(f"micro {impl} threads={t} round {rnd}: {err}")
+                Path(pool).unlink(missing_ok=True)
+                if bar:
+                    bar.update()
+    if bar:
+        bar.close()
+    return rows
+
+
+def summarize_micro(rows, threads):
+    out = []
+    for t in threads:
+        for op in OPS:
+            entry = {"op": op, "threads": t}
+            for impl in IMPLS:
+                sel = [r for r in rows if r["impl"] == impl and r["op"] == op
+                       and r["threads"] == t]
+                if sel:
+                    entry[impl] = {
+                        "ops_per_s": statistics.median(r["ops_per_s"] for r in sel),
+                        "ns_per_op": statistics.median(r["ns_per_op"] for r in sel),
+                        "runs": len(sel)}
+                    if "self" in sel[0]:
+                        entry[impl]["self"] = sel[-1]["self"]
+            if "cairn" in entry and "pmemobj" in entry:
+                entry["ratio"] = entry["cairn"]["ops_per_s"] / entry["pmemobj"]["ops_per_s"]
+            entry["goal"] = GOALS.get(op, GOAL_ALLOC)
+            out.append(entry)
+    return out
+
+
+# ---- counts -------------------------------------------------------------------
+
+def run_counts(tools, cfg, env, workdir, errors):
+    if "stepcount" not in tools:
+        errors.append("counts: cairn-stepcount is not built (x86-64 Linux only)")
+        return {}
+    result = {}
+    impls = [i for i in IMPLS if i in tools]
+    bar = _progress(len(impls), "counts")
+    for impl in impls:
+        pool = str(Path(workdir) / f"cairn-bench-count-{impl}-{os.getpid()}.pool")
+        with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as regions_file:
+            cmd = [tools["stepcount"], "-o", regions_file.name, "--", tools[impl], "count",
+                   "--pool", pool, "--pool-size", str(cfg["pool_size"]),
+                   "--iterations", str(cfg["iterations"])]
+            got, err = _run(cmd, env, timeout=1800)
+            regions = _json_lines(Path(regions_file.name).read_text())
+        Path(pool).unlink(missing_ok=True)
+        if err:
+            errors.append(f"counts {impl}: {err}")
+        ops = [r for r in got if r.get("mode") == "count"]
+        for op_row, reg in zip(ops, regions):
+            n = op_row["iterations"]
+            per = {k: v / n for k, v in reg.items() if k != "region"}
+            measured = {
+                "fences": per["sfence"] + per["mfence"],
+                "flushes": per["clwb"] + per["clflushopt"] + per["clflush"],
+                "nt_lines": per["nt_bytes"] / 64.0,
+                "instructions": per["instructions"],
+                "raw": per}
+            result.setdefault(op_row["op"], {})[impl] = {
+                "measured": measured, "self": op_row.get("self"), "iterations": n}
+        if bar:
+            bar.update()
+    if bar:
+        bar.close()
+    return result
+
+
+# ---- open ---------------------------------------------------------------------
+
+def _churn_and_kill(cmd, env, churn_s):
+    """Start the churn, wait until it runs, let it work, SIGKILL it."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 600
+    ready = False
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if '"running"' in line:
+            ready = True
+            break
+    if ready:
+        time.sleep(churn_s)
+    alive = proc.poll() is None
+    if alive:
+        proc.send_signal(signal.SIGKILL)
+    _, stderr = proc.communicate()
+    if not ready or not alive:
+        return f"churn did not run until the kill (exit {proc.returncode}): {stderr.strip()[-300:]}"
+    return None
+
+
+def run_open(tools, cfg, env, workdir, errors):
+    result = {}
+    impls = [i for i in IMPLS if i in tools]
+    bar = _progress(4 * len(impls), "open")
+    for impl in impls:
+        pool = str(Path(workdir) / f"cairn-bench-open-{impl}-{os.getpid()}.pool")
+        entry = result.setdefault(impl, {"pool_size": cfg["open_size"]})
+        try:
+            got, err = _run([tools[impl], "fill", "--pool", pool,
+                             "--pool-size", str(cfg["open_size"])], env, timeout=1800)
+            fill = [r for r in got if r.get("mode") == "fill"]
+            if bar:
+                bar.update()
+            if err or not fill:
+                errors.append(f"open {impl}: fill failed: {err}")
+                continue
+            entry["fill"] = fill[0]
+            got, err = _run([tools[impl], "open", "--pool", pool], env, timeout=600)
+            opened = [r for r in got if r.get("mode") == "open"]
+            if bar:
+                bar.update()
+            if err or not opened:
+                errors.append(f"open {impl}: open after clean close failed: {err}")
+                continue
+            entry["clean"] = opened[0]
+            err = _churn_and_kill([tools[impl], "churn", "--pool", pool], env, cfg["churn_s"])
+            if bar:
+                bar.update()
+            if err:
+                errors.append(f"open {impl}: {err}")
+                continue
+            entry["crashed"] = True
+            got, err = _run([tools[impl], "open", "--pool", pool], env, timeout=600)
+            opened = [r for r in got if r.get("mode") == "open"]
+            if bar:
+                bar.update()
+            if err or not opened:
+                errors.append(f"open {impl}: open after SIGKILL failed: {err}")
+                continue
+            entry["after_crash"] = opened[0]
+        finally:
+            Path(pool).unlink(missing_ok=True)
+    if bar:
+        bar.close()
+    return result
+
+
+# ---- tables -------------------------------------------------------------------
+
+def _fmt(v, spec=".2f"):
+    return "-" if v is None else format(v, spec)
+
+
+def _table(headers, rows, markdown):
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |",
+                 "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    fmt = "  ".join(("{:<%d}" if i == 0 else "{:>%d}") % w for i, w in enumerate(widths))
+    return "\n".join(fmt.format(*[str(c) for c in r]) for r in [headers, *rows])
+
+
+def render(report, markdown=False):
+    parts = []
+    micro = report.get("micro_summary")
+    if micro:
+        rows = []
+        for e in micro:
+            pm, cn = e.get("pmemobj"), e.get("cairn")
+            ratio = e.get("ratio")
+            rows.append([e["op"], e["threads"],
+                         _fmt(pm and pm["ns_per_op"], ".0f"), _fmt(cn and cn["ns_per_op"], ".0f"),
+                         _fmt(pm and pm["ops_per_s"] / 1e3, ".0f"),
+                         _fmt(cn and cn["ops_per_s"] / 1e3, ".0f"),
+                         "-" if ratio is None else f"{ratio:.2f}x",
+                         f">= {e['goal']:g}x",
+                         "-" if ratio is None else ("met" if ratio >= e["goal"] else "NOT met")])
+        parts.append("Throughput (median of %d alternating rounds; ns/op is per thread):\n"
+                     % report["config"]["rounds"] +
+                     _table(["operation", "thr", "pmemobj ns/op", "cairn ns/op",
+                             "pmemobj kops/s", "cairn kops/s", "cairn/pmemobj", "goal", ""],
+                            rows, markdown))
+    counts = report.get("counts")
+    if counts:
+        rows = []
+        for op in OPS:
+            c = counts.get(op, {})
+            pm = c.get("pmemobj", {}).get("measured")
+            cn = c.get("cairn", {}).get("measured")
+            self_ = c.get("cairn", {}).get("self") or {}
+            rows.append([op,
+                         _fmt(pm and pm["fences"], ".1f"), _fmt(pm and pm["flushes"], ".1f"),
+                         _fmt(pm and pm["nt_lines"], ".1f"),
+                         _fmt(cn and cn["fences"], ".1f"), _fmt(cn and cn["flushes"], ".1f"),
+                         _fmt(cn and cn["nt_lines"], ".1f"),
+                         _fmt(self_.get("dfences"), ".1f"), _fmt(self_.get("ofences"), ".1f"),
+                         _fmt(self_.get("flushes"), ".1f"),
+                         _fmt(pm and pm["instructions"], ".0f"),
+                         _fmt(cn and cn["instructions"], ".0f")])
+        parts.append("Per operation, 1 thread, counted by single-stepping (cairn-stepcount); "
+                     "fences = sfence+mfence, flushes = clwb+clflushopt+clflush, "
+                     "nt lines = non-temporal bytes / 64; 'self' = cairn_stats_get:\n" +
+                     _table(["operation", "pm fences", "pm flushes", "pm nt lines",
+                             "cairn fences", "cairn flushes", "cairn nt lines",
+                             "self dfences", "self ofences", "self flushes",
+                             "pm instr", "cairn instr"], rows, markdown))
+    opened = report.get("open")
+    if opened:
+        rows = []
+        for impl in IMPLS:
+            e = opened.get(impl)
+            if not e:
+                continue
+            f, c, k = e.get("fill", {}), e.get("clean", {}), e.get("after_crash", {})
+            moved = "-"
+            if c.get("base") and k.get("base"):
+                moved = "yes" if len({f.get("base"), c["base"], k["base"]}) > 1 else "no"
+            rows.append([impl, f"{e['pool_size'] / (1 << 30):g} GiB", f.get("objects", "-"),
+                         _fmt(f.get("seconds"), ".1f"),
+                         _fmt(c.get("open_s"), ".4f"), _fmt(c.get("first_alloc_s"), ".4f"),
+                         _fmt(k.get("open_s"), ".4f"), _fmt(k.get("first_alloc_s"), ".4f"),
+                         "%s/%s" % (c.get("objects", "-"), k.get("objects", "-")),
+                         " ".join(x.get("base", "?") for x in (f, c, k) if x), moved])
+        parts.append(f"Open of a pool full of 1 KiB objects linked from the root (goal <= "
+                     f"{GOAL_OPEN_S} s); clean = after pmemobj_close/cairn_pool_close, crash = "
+                     f"after SIGKILL during transactions; first alloc = zeroed alloc+free right "
+                     f"after the open (PMDK builds its heap lazily):\n" +
+                     _table(["impl", "pool", "objects", "fill s", "open clean s",
+                             "1st alloc s", "open crash s", "1st alloc s", "walked clean/crash",
+                             "root address fill/clean/crash", "moved"], rows, markdown))
+    if report.get("errors"):
+        parts.append("Errors:\n" + "\n".join("  " + e for e in report["errors"]))
+    return "\n\n".join(parts)
+
+
+def _command_line(args):
+    words = ["cairn", "bench", "runtime", "--threads", args.threads]
+    words += ["--quick"] if args.quick else []
+    for flag in ("rounds", "seconds", "open_size", "json"):
+        if getattr(args, flag):
+            words += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
+    if args.parts != "micro,counts,open":
+        words += ["--parts", args.parts]
+    return " ".join(words)
+
+
+def run_runtime(args):
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.rounds:
+        cfg["rounds"] = args.rounds
+    if args.seconds:
+        cfg["seconds"] = args.seconds
+    if args.open_size:
+        cfg["open_size"] = args.open_size
+    threads = [int(t) for t in args.threads.split(",") if t]
+    parts = set(args.parts.split(","))
+    tools = _find_tools()
+    if not any(i in tools for i in IMPLS):
+        print("cairn bench runtime: neither cairn-bench-cairn nor cairn-bench-pmemobj "
+              "is built; build with cmake (bench/CMakeLists.txt)", file=sys.stderr)
+        return 1
+    env = dict(os.environ, **FORCE_ENV)
+    errors = []
+    report = {"benchmark": "runtime", "quick": bool(args.quick), "config": cfg,
+              "threads": threads, "dir": args.dir, "env": FORCE_ENV,
+              "impls": [i for i in IMPLS if i in tools],
+              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "command": _command_line(args)}
+    if "micro" in parts:
+        micro = run_micro(tools, cfg, threads, env, args.dir, errors)
+        report["micro"] = micro
+        report["micro_summary"] = summarize_micro(micro, threads)
+    if "counts" in parts:
+        report["counts"] = run_counts(tools, cfg, env, args.dir, errors)
+    if "open" in parts:
+        report["open"] = run_open(tools, cfg, env, args.dir, errors)
+    report["errors"] = errors
+    print(render(report, markdown=args.markdown))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    return 1 if errors else 0
