@@ -113,7 +113,7 @@ private:
   const cairn::WriteSets &WS;
   Type *Int64Ty, *Int32Ty;
   PointerType *PtrTy;
-  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, CmpxchgPtr, XchgPtr,
+  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, CmpxchgPtr, XchgPtr,
       Strlen, Snprintf;
   GlobalVariable *RegionLo, *RegionHi;
   MDNode *Unlikely, *NoSanitize;
@@ -162,6 +162,8 @@ void CairnInstrumenter::initialize() {
   Ra2VaSlow = M.getOrInsertFunction("cairn__ra2va_slow", PtrTy, Int64Ty);
   FixWords = M.getOrInsertFunction("cairn_cc__fix_words", VoidTy, PtrTy,
                                    Int64Ty, PtrTy, Int32Ty);
+  PMWord = M.getOrInsertFunction("cairn_cc__pm_word", Int64Ty, PtrTy,
+                                 Int64Ty, PtrTy, Int32Ty);
   CmpxchgPtr = M.getOrInsertFunction("cairn_cc__cmpxchg_ptr", PtrTy, PtrTy,
                                      PtrTy, PtrTy, PtrTy, Int32Ty);
   XchgPtr = M.getOrInsertFunction("cairn_cc__xchg_ptr", PtrTy, PtrTy, PtrTy,
@@ -565,8 +567,31 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
   Value *InPM = regionCondition(I, Addr, W);
   auto [File, Line] = sourceLocation(I);
   if (!ValTy->isPointerTy()) {
-    IRBuilder<> B(thenBlockFor(InPM, I));
-    emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), I);
+    {
+      IRBuilder<> B(thenBlockFor(InPM, I));
+      emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), I);
+    }
+    // clang lowers pointer cmpxchg/exchange to i64 ones on ptrtoint values:
+    // an operand that is an address of the PM region goes in relative form
+    // (same rule as 8-byte stores). The old value comes back raw; a pointer
+    // load of it converts it.
+    auto *RMW = dyn_cast<AtomicRMWInst>(I);
+    if (!ClScanWideStores || !ValTy->isIntegerTy(64) ||
+        (RMW && RMW->getOperation() != AtomicRMWInst::Xchg))
+      return;
+    ++NumWideScans;
+    IRBuilder<> B(I);
+    auto toPM = [&](unsigned OpNo) {
+      auto *C = B.CreateCall(PMWord, {Addr, I->getOperand(OpNo), File, Line});
+      C->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+      I->setOperand(OpNo, C);
+    };
+    if (RMW) {
+      toPM(1);
+    } else {
+      toPM(1);
+      toPM(2);
+    }
     return;
   }
   // Atomics on pointers in PM go through compiler/rt, which converts the

@@ -58,3 +58,14 @@ void *cairn_cc__xchg_ptr(void **slot, void *desired, const char *file, int line)
     return cairn__ra2va(__atomic_exchange_n((uint64_t *)slot, des,
                                             __ATOMIC_SEQ_CST));
 }
+
+/* An 8-byte operand of an integer cmpxchg/exchange (how clang lowers them
+ * on pointers): in relative form when the slot is PM and the value is an
+ * address of the PM region, else unchanged. */
+uint64_t cairn_cc__pm_word(const void *slot, uint64_t v, const char *file, int line)
+{
+    if (v == 0 || !cairn__in_region(slot) ||
+        !cairn__in_region((const void *)(uintptr_t)v))
+        return v;
+    return cairn__va2ra_checked(slot, (const void *)(uintptr_t)v, file, line);
+}

@@ -1,0 +1,51 @@
+// memset/memcpy/memmove intrinsics and libc calls from write-set files.
+// RUN: -O2 | O2
+// RUN: -O0 | O0
+// RUN: -O2 -fno-builtin | NOBUILTIN
+#include <stdio.h>
+#include <string.h>
+
+struct rec { char name[32]; struct rec *link; long n; };
+
+// O2-LABEL: define {{.*}}@clear(
+// O2: call void @cairn__log_store(ptr %0, i64 48,
+// O2: call void @llvm.memset
+void clear(struct rec *r) { memset(r, 0, sizeof *r); }
+
+// Byte copies into PM are logged first and scanned for PM addresses after.
+// O2-LABEL: define {{.*}}@copy(
+// O2: call void @cairn__log_store(ptr %0, i64 %2,
+// O2: call void @llvm.memcpy
+// O2: call void @cairn_cc__fix_words(ptr %0, i64 %2,
+// NOBUILTIN-LABEL: define {{.*}}@copy(
+// NOBUILTIN: call void @cairn__log_store(ptr %0, i64 %2,
+// NOBUILTIN: call ptr @memcpy
+void copy(void *d, const void *s, size_t n) { memcpy(d, s, n); }
+
+// Write-set: strcpy writes strlen(src) + 1 bytes.
+// O2-LABEL: define {{.*}}@name(
+// O2: [[LEN:%.*]] = call i64 @strlen(ptr %1)
+// O2: [[SZ:%.*]] = add i64 [[LEN]], 1
+// O2: call void @cairn__log_store(ptr {{.*}}, i64 [[SZ]],
+// O2: call ptr @strcpy
+void name(char *dst, const char *src) { strcpy(dst, src); }
+
+// Write-set: sprintf writes what snprintf(NULL, 0, ...) reports, plus one.
+// O0-LABEL: define {{.*}}@format(
+// O0: call i32 (ptr, i64, ptr, ...) @snprintf(ptr null, i64 0, ptr {{.*}}, i32
+// O0: call void @cairn__log_store(
+// O0: call i32 (ptr, ptr, ...) @sprintf(
+void format(char *dst, int v) { sprintf(dst, "v=%d", v); }
+
+// Write-set: fread writes size * n bytes.
+// O2-LABEL: define {{.*}}@load(
+// O2: [[N:%.*]] = mul i64 %1, %2
+// O2: call void @cairn__log_store(ptr %0, i64 [[N]],
+size_t load(void *buf, size_t size, size_t n, FILE *f) { return fread(buf, size, n, f); }
+
+// Whole-struct assignment into PM: logged, then scanned for addresses.
+// O0-LABEL: define {{.*}}@assign(
+// O0: call void @cairn__log_store({{.*}}, i64 48,
+// O0: call void @llvm.memcpy
+// O0: call void @cairn_cc__fix_words({{.*}}, i64 48,
+void assign(struct rec *d, struct rec s) { *d = s; }

@@ -1,0 +1,48 @@
+// Pointer-typed stores into PM store the relative form; pointer loads and
+// inttoptr convert a relative value (bit 63 set) back.
+// RUN: -O2 | O2
+// RUN: -O0 | O0
+// RUN: -O2 -fno-cairn-skip-null-compare-loads | NULLCMP
+#include <stdint.h>
+
+struct node { struct node *next; long val; };
+
+// O2-LABEL: define {{.*}}@link(
+// O2: [[INPM:%.*]] = icmp ult
+// O2: call void @cairn__log_store(ptr %0, i64 8,
+// O2: br i1 [[INPM]], label %[[PM:[0-9]+]], label %[[DRAM:[0-9]+]], !prof
+// O2: [[PM]]:
+// O2: [[REL:%.*]] = call i64 @cairn__va2ra_checked(ptr %0, ptr %1,
+// O2: store i64 [[REL]], ptr %0
+// O2: [[DRAM]]:
+// O2: store ptr %1, ptr %0
+// O0-LABEL: define {{.*}}@link(
+// O0: call i64 @cairn__va2ra_checked(
+void link(struct node *n, struct node *m) { n->next = m; }
+
+// O2-LABEL: define {{.*}}@unlink(
+// O2-NOT: cairn__va2ra_checked
+// O2: call void @cairn__log_store(ptr %0, i64 8,
+// O2-NOT: cairn__va2ra_checked
+// O2: store ptr null
+void unlink(struct node *n) { n->next = 0; }
+
+// O2-LABEL: define {{.*}}@next(
+// O2: [[P:%.*]] = load ptr, ptr %0
+// O2: [[BITS:%.*]] = ptrtoint ptr [[P]] to i64
+// O2: icmp slt i64 [[BITS]], 0
+// O2: call ptr @cairn__ra2va_slow(i64 [[BITS]])
+// O2: phi ptr
+struct node *next(struct node *n) { return n->next; }
+
+// O2-LABEL: define {{.*}}@from_int(
+// O2: call ptr @cairn__ra2va_slow(
+struct node *from_int(uintptr_t u) { return (struct node *)u; }
+
+// A loaded pointer only compared with NULL needs no conversion.
+// O2-LABEL: define {{.*}}@is_last(
+// O2-NOT: cairn__ra2va_slow
+// O2: ret i32
+// NULLCMP-LABEL: define {{.*}}@is_last(
+// NULLCMP: cairn__ra2va_slow
+int is_last(struct node *n) { return n->next == 0; }
