@@ -1,0 +1,62 @@
+// analysis.h: phase 2 of cairn-analyze, from facts to ranked persistent types.
+#pragma once
+
+#include "facts.h"
+
+#include <string>
+#include <vector>
+
+namespace cairn {
+
+struct AnalysisOptions {
+  std::vector<std::string> loads;
+  bool nvmoveOnly = false;  // reproduce NVMOVE (section 3) without cairn's refinements
+};
+
+struct CallStep {
+  std::string function;
+  SrcLoc callSite;  // where the previous function calls this one (empty for a load function)
+};
+
+struct Evidence {
+  std::vector<CallStep> chain;  // load function -> ... -> function holding the write
+  Write write;
+};
+
+struct SinkWitness {
+  std::string sink;
+  SrcLoc loc;
+  std::vector<std::string> path;  // function of the sink, then callers back-tracked through
+};
+
+struct TypeResult {
+  std::string key;
+  std::set<std::string> aliases;
+  SrcLoc loc;
+  double confidence = 0;
+  std::string level;               // high / medium / low
+  bool reported = true;            // false: dropped by a refinement
+  std::string dropReason;          // iterator / stack-only
+  std::vector<std::string> variants; // layout variants folded into this entry
+  std::vector<std::string> reasons;  // how the confidence was reached
+  std::vector<Evidence> evidence;    // best first, at most a few
+  bool writeBackDirect = false;
+  std::vector<SinkWitness> writeBack;
+  std::vector<AllocSite> allocs;
+};
+
+struct AnalysisResult {
+  AnalysisOptions options;
+  std::vector<std::string> missingLoads;
+  std::vector<std::string> visited;        // in FIFO order
+  unsigned skippedOptA = 0;                // NVMOVE optimization (a)
+  unsigned libcCallsSummarized = 0;        // optimizations (b)/(c)
+  unsigned indirectCalls = 0, indirectResolved = 0, indirectByFallback = 0;
+  unsigned candidateCount = 0;
+  unsigned appTypes = 0;
+  std::vector<TypeResult> types;           // reported first, by confidence
+};
+
+AnalysisResult analyze(const ProgramFacts &facts, const AnalysisOptions &opts);
+
+} // namespace cairn

@@ -1,0 +1,132 @@
+// facts.h: what cairn-analyze learns from each translation unit.
+//
+// The analysis runs in two phases. Phase 1 (collect.cpp) parses every TU of
+// the compilation database and boils each function down to a FunctionFacts:
+// which application-defined struct types it modifies and how, what it calls
+// (directly or through which function-pointer slot), what it hands to
+// write-like sinks, and where it allocates. Phase 2 (analysis.cpp) runs the
+// NVMOVE walk and cairn's refinements over these facts alone, so no AST is
+// kept alive and the TUs can be parsed in parallel. Everything here is plain
+// strings, so facts from different TUs merge by name.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cairn {
+
+struct SrcLoc {
+  std::string file;
+  unsigned line = 0;
+  std::string str() const { return file + ":" + std::to_string(line); }
+};
+
+// How a statement modified something of an application type T. The order is
+// the strength of the evidence, strongest first.
+enum class WriteKind {
+  Field,       // p->f = ..., s.f += ..., p->f++      (an object of T changes)
+  Object,      // *p = ..., memcpy(p, ...), fread(p, ...) with p a T*
+  LocalValue,  // T t; t = ... / t.f = ... on a local T held by value
+  PointerVar,  // T *p = ...; p = ...  (only a pointer to T changes)
+};
+const char *writeKindName(WriteKind k);
+
+struct Write {
+  std::string type;      // key of the application struct type
+  WriteKind kind;
+  std::string via;       // "assignment", "++", "memcpy", ...
+  std::string text;      // the statement, shortened
+  SrcLoc loc;
+};
+
+// What an expression handed to a call or a sink is made of: the
+// application types it reads, the parameters and locals it mentions.
+struct ValueInfo {
+  std::set<std::string> types;
+  std::set<unsigned> params;
+  std::set<std::string> locals;
+  void merge(const ValueInfo &o) {
+    types.insert(o.types.begin(), o.types.end());
+    params.insert(o.params.begin(), o.params.end());
+    locals.insert(o.locals.begin(), o.locals.end());
+  }
+};
+
+struct CallSite {
+  std::string callee;    // direct callee name, or "" for indirect
+  std::string slot;      // indirect: function-pointer slot ("struct rio::write", "param:f#2", "var:cb")
+  std::string signature; // indirect: canonical function type, for the fallback
+  SrcLoc loc;
+  std::vector<ValueInfo> args;
+};
+
+// A call to write/fwrite/pwrite/fprintf/...: the data it sends to a file.
+struct SinkUse {
+  std::string sink;
+  SrcLoc loc;
+  ValueInfo data;
+};
+
+struct AllocSite {
+  std::string type;      // application type allocated
+  std::string allocator; // malloc, calloc, realloc, or an application wrapper
+  std::string text;
+  std::string function;
+  SrcLoc loc;
+  bool isFree = false;
+};
+
+struct FunctionFacts {
+  std::string name;
+  SrcLoc loc;
+  unsigned numParams = 0;
+  bool hasPointerParam = false;   // NVMOVE optimization (a) looks at this
+  bool writesGlobal = false;
+  bool returnsPointerOrRecord = false;
+  std::set<std::string> signatureTypes; // app types among parameters and return
+  std::set<std::string> definedAt;  // definition sites merged into this entry
+  std::vector<Write> writes;
+  std::vector<CallSite> calls;
+  std::vector<SinkUse> sinks;
+  std::map<std::string, ValueInfo> localFills; // what is written into each local/param
+  // Application types of locals held by value / by pointer in this function.
+  std::set<std::string> localValueTypes;
+};
+
+struct FieldInfo {
+  std::string name;
+  std::string typeText;   // canonical type spelling
+  std::string target;     // application struct reached through it, if any
+  bool viaPointer = false;
+  bool isInteger = false;
+};
+
+struct TypeFacts {
+  std::string key;          // "struct entry", or a typedef name for an anonymous struct
+  std::set<std::string> aliases; // typedef names
+  SrcLoc loc;
+  bool isUnion = false;
+  std::vector<FieldInfo> fields;
+};
+
+// Everything phase 1 learns about the program.
+struct ProgramFacts {
+  std::map<std::string, FunctionFacts> functions;   // by name (first definition wins)
+  std::map<std::string, TypeFacts> types;           // application struct types by key
+  std::set<std::string> declaredFunctions;          // functions declared anywhere (incl. libc)
+  // Function-pointer points-to, field- and variable-based: slot -> functions.
+  std::map<std::string, std::set<std::string>> slotTargets;
+  // Copies between slots (s->cb = cb_param): source slot -> destination slots.
+  std::map<std::string, std::set<std::string>> slotEdges;
+  // Address-taken functions with their canonical type, for the fallback.
+  std::map<std::string, std::string> addressTaken;  // function -> signature
+  std::set<std::string> globalTypes;    // app types of global variables (value or pointer)
+  std::map<std::string, std::string> globalOfType; // type -> an example global name
+  std::vector<AllocSite> allocs;
+  unsigned translationUnits = 0;
+  unsigned failedUnits = 0;
+};
+
+} // namespace cairn

@@ -1,0 +1,108 @@
+// cairn-analyze: which struct types of a legacy C program hold the state it
+// saves to files? Walks from the program's load functions (NVMOVE, seed 001)
+// and ranks what it finds; see docs/analyzer.md.
+//
+//   cairn-analyze --load rdbLoad -p build/ [--json] [--suggest] [files...]
+#include "analysis.h"
+#include "collect.h"
+#include "report.h"
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <thread>
+
+using namespace llvm;
+
+static cl::OptionCategory category("cairn-analyze options");
+static cl::list<std::string> loadFns("load", cl::desc("Load function(s): where the program reads its saved state"),
+                                     cl::CommaSeparated, cl::OneOrMore, cl::cat(category));
+static cl::opt<std::string> buildPath("p", cl::desc("Directory holding compile_commands.json"),
+                                      cl::init("."), cl::cat(category));
+static cl::list<std::string> sources(cl::Positional, cl::desc("[files to analyze; default: all in the database]"),
+                                     cl::cat(category));
+static cl::opt<bool> jsonOut("json", cl::desc("Print JSON instead of text"), cl::cat(category));
+static cl::opt<bool> suggest("suggest", cl::desc("List allocation sites of the persistent types and the change each needs"),
+                             cl::cat(category));
+static cl::opt<bool> nvmove("nvmove", cl::desc("Reproduce NVMOVE alone (no points-to, folding, dropping or ranking)"),
+                            cl::cat(category));
+static cl::opt<bool> hideDropped("hide-dropped", cl::desc("Do not list dropped candidates"), cl::cat(category));
+static cl::opt<unsigned> threads("j", cl::desc("Parser threads (default: all cores)"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> rootDir("root", cl::desc("Print paths relative to this directory (default: common source directory)"),
+                                    cl::cat(category));
+
+static std::string commonDirectory(const std::vector<std::string> &files) {
+  if (files.empty()) return {};
+  std::string prefix = sys::path::parent_path(files[0]).str();
+  for (const std::string &f : files)
+    while (!prefix.empty() && !(StringRef(f).starts_with(prefix) &&
+                                (f.size() == prefix.size() || f[prefix.size()] == '/')))
+      prefix = sys::path::parent_path(prefix).str();
+  return prefix;
+}
+
+int main(int argc, const char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "cairn-analyze: find the struct types that hold a C program's persistent state\n");
+  auto start = std::chrono::steady_clock::now();
+
+  std::string error;
+  std::unique_ptr<clang::tooling::CompilationDatabase> db =
+      clang::tooling::CompilationDatabase::autoDetectFromDirectory(buildPath, error);
+  if (!db) {
+    errs() << "cairn-analyze: no compile_commands.json in '" << buildPath << "': " << error
+           << "\n  make one with CMake (-DCMAKE_EXPORT_COMPILE_COMMANDS=ON) or `bear -- make`\n";
+    return 2;
+  }
+  std::vector<std::string> files;
+  if (sources.empty()) {
+    files = db->getAllFiles();
+  } else {
+    for (const std::string &s : sources) {
+      SmallString<256> abs(s);
+      sys::fs::make_absolute(abs);
+      files.push_back(std::string(abs));
+    }
+  }
+  // Only C: the analysis reasons about C structs and libc.
+  std::vector<std::string> cFiles;
+  for (const std::string &f : files)
+    if (StringRef(f).ends_with(".c")) cFiles.push_back(f);
+  if (cFiles.empty()) {
+    errs() << "cairn-analyze: the compilation database in '" << buildPath << "' lists no C files\n";
+    return 2;
+  }
+
+  unsigned n = threads ? unsigned(threads) : std::max(1u, std::thread::hardware_concurrency());
+  cairn::ProgramFacts facts;
+  if (!cairn::collectFacts(*db, cFiles, n, facts)) {
+    errs() << "cairn-analyze: none of the " << cFiles.size() << " files could be parsed\n";
+    return 1;
+  }
+
+  cairn::AnalysisOptions aopts;
+  aopts.loads.assign(loadFns.begin(), loadFns.end());
+  aopts.nvmoveOnly = nvmove;
+  cairn::AnalysisResult result = cairn::analyze(facts, aopts);
+
+  cairn::ReportOptions ropts;
+  ropts.suggest = suggest;
+  ropts.showDropped = !hideDropped;
+  ropts.root = rootDir.empty() ? commonDirectory(cFiles) : std::string(rootDir);
+  ropts.translationUnits = facts.translationUnits;
+  ropts.failedUnits = facts.failedUnits;
+  ropts.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (jsonOut)
+    cairn::printJson(result, ropts, outs());
+  else
+    cairn::printText(result, ropts, outs());
+  if (result.missingLoads.size() == aopts.loads.size()) {
+    errs() << "cairn-analyze: no load function found; check the names given to --load\n";
+    return 3;
+  }
+  return 0;
+}

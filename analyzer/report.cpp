@@ -1,0 +1,175 @@
+// report.cpp: prints an AnalysisResult. Both forms carry the same facts: the
+// ranked types, each with its confidence and why, its evidence chains
+// (load function -> ... -> statement, file:line), the write-back witness,
+// and with --suggest the allocation sites to move to cairn_alloc.
+#include "report.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+namespace cairn {
+namespace {
+
+std::string rel(const std::string &path, const std::string &root) {
+  if (!root.empty() && path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+      path[root.size()] == '/')
+    return path.substr(root.size() + 1);
+  return path;
+}
+std::string where(const SrcLoc &l, const ReportOptions &o) {
+  return rel(l.file, o.root) + ":" + std::to_string(l.line);
+}
+
+// The change an allocation site needs to move its objects into a pool.
+std::string suggestion(const AllocSite &a) {
+  if (a.isFree) return "free() -> cairn_free(ptr), inside the CAIRN_TX that unlinks the object";
+  if (a.allocator == "malloc" || a.allocator == "aligned_alloc")
+    return "malloc(size) -> cairn_alloc(pool, size) (memory comes back zeroed)";
+  if (a.allocator == "calloc")
+    return "calloc(n, size) -> cairn_alloc(pool, n * size) (already zeroed)";
+  if (a.allocator == "realloc" || a.allocator == "reallocarray")
+    return "realloc has no cairn twin: cairn_alloc the new size, copy, cairn_free the old "
+           "block, all inside one CAIRN_TX";
+  return "allocated through " + a.allocator +
+         "(): give it a pool (or add a cairn_alloc twin) for this type";
+}
+
+std::string displayName(const TypeResult &t) {
+  std::string s = t.key;
+  for (const std::string &a : t.aliases)
+    if (a != t.key) {
+      s += " (typedef " + a + ")";
+      break;
+    }
+  return s;
+}
+
+llvm::json::Value locJson(const SrcLoc &l, const ReportOptions &o) {
+  return llvm::json::Object{{"file", rel(l.file, o.root)}, {"line", l.line}};
+}
+
+} // namespace
+
+void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostream &os) {
+  for (const std::string &m : r.missingLoads)
+    os << "warning: load function '" << m << "' is not defined in any analyzed file\n";
+  unsigned reported = 0;
+  for (const TypeResult &t : r.types) reported += t.reported;
+  os << "cairn analyze: " << reported << " persistent type(s) from "
+     << (r.options.loads.empty() ? std::string("?") : llvm::join(r.options.loads, ","))
+     << (r.options.nvmoveOnly ? " [NVMOVE mode]" : "") << "\n";
+  os << "  " << r.visited.size() << " functions visited, " << r.candidateCount << " candidate types of "
+     << r.appTypes << " application types, " << o.translationUnits << " TUs";
+  if (o.failedUnits) os << " (" << o.failedUnits << " with errors)";
+  os << ", " << llvm::format("%.2f", o.seconds) << " s\n\n";
+  unsigned rank = 0;
+  for (const TypeResult &t : r.types) {
+    if (!t.reported) continue;
+    os << llvm::format("%2u. ", ++rank) << displayName(t) << "  confidence "
+       << llvm::format("%.2f", t.confidence) << " (" << t.level << ")";
+    if (!t.loc.file.empty()) os << "  defined at " << where(t.loc, o);
+    os << "\n";
+    if (!t.variants.empty()) os << "    layout variants folded in: " << llvm::join(t.variants, ", ") << "\n";
+    for (const std::string &why : t.reasons) os << "    - " << why << "\n";
+    for (const Evidence &e : t.evidence) {
+      os << "    evidence: ";
+      for (size_t i = 0; i < e.chain.size(); ++i) {
+        if (i) os << " -> ";
+        os << e.chain[i].function;
+        if (i) os << " [" << where(e.chain[i].callSite, o) << "]";
+      }
+      os << "\n      " << where(e.write.loc, o) << ": " << writeKindName(e.write.kind) << " by "
+         << e.write.via << ": " << e.write.text << "\n";
+    }
+    if (!t.writeBack.empty()) {
+      const SinkWitness &w = t.writeBack.front();
+      os << "    write-back: " << w.sink << " at " << where(w.loc, o) << " via "
+         << llvm::join(w.path, " <- ") << "\n";
+    }
+    if (o.suggest) {
+      if (t.allocs.empty()) os << "    allocation: no heap allocation site found (global or embedded)\n";
+      for (const AllocSite &a : t.allocs)
+        os << "    " << (a.isFree ? "free" : "alloc") << " " << where(a.loc, o) << " in " << a.function
+           << ": " << a.text << "\n      change: " << suggestion(a) << "\n";
+    }
+  }
+  if (!o.showDropped) return;
+  bool header = false;
+  for (const TypeResult &t : r.types) {
+    if (t.reported) continue;
+    if (!header) os << "\nDropped candidates (NVMOVE would report these):\n";
+    header = true;
+    os << "  - " << displayName(t) << ": " << t.dropReason << "\n";
+  }
+}
+
+void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostream &os) {
+  llvm::json::Array types;
+  for (const TypeResult &t : r.types) {
+    llvm::json::Array evidence;
+    for (const Evidence &e : t.evidence) {
+      llvm::json::Array chain;
+      for (const CallStep &s : e.chain) {
+        llvm::json::Object step{{"function", s.function}};
+        if (!s.callSite.file.empty()) step["call_site"] = locJson(s.callSite, o);
+        chain.push_back(std::move(step));
+      }
+      evidence.push_back(llvm::json::Object{
+          {"chain", std::move(chain)},
+          {"statement",
+           llvm::json::Object{{"file", rel(e.write.loc.file, o.root)},
+                              {"line", e.write.loc.line},
+                              {"kind", writeKindName(e.write.kind)},
+                              {"via", e.write.via},
+                              {"text", e.write.text}}}});
+    }
+    llvm::json::Array writeBack;
+    for (const SinkWitness &w : t.writeBack)
+      writeBack.push_back(llvm::json::Object{{"sink", w.sink}, {"at", locJson(w.loc, o)}, {"path", w.path}});
+    llvm::json::Array allocs;
+    for (const AllocSite &a : t.allocs)
+      allocs.push_back(llvm::json::Object{{"kind", a.isFree ? "free" : "alloc"},
+                                          {"allocator", a.allocator},
+                                          {"function", a.function},
+                                          {"at", locJson(a.loc, o)},
+                                          {"text", a.text},
+                                          {"change", suggestion(a)}});
+    llvm::json::Object obj{{"name", t.key},
+                           {"aliases", std::vector<std::string>(t.aliases.begin(), t.aliases.end())},
+                           {"reported", t.reported},
+                           {"confidence", t.confidence},
+                           {"level", t.level},
+                           {"variants", t.variants},
+                           {"reasons", t.reasons},
+                           {"evidence", std::move(evidence)},
+                           {"write_back", std::move(writeBack)},
+                           {"write_back_direct", t.writeBackDirect}};
+    if (!t.loc.file.empty()) obj["defined_at"] = locJson(t.loc, o);
+    if (!t.reported) obj["drop_reason"] = t.dropReason;
+    if (o.suggest) obj["allocation_sites"] = std::move(allocs);
+    types.push_back(std::move(obj));
+  }
+  llvm::json::Object top{
+      {"load_functions", r.options.loads},
+      {"mode", r.options.nvmoveOnly ? "nvmove" : "cairn"},
+      {"missing_load_functions", r.missingLoads},
+      {"stats",
+       llvm::json::Object{{"seconds", o.seconds},
+                          {"translation_units", o.translationUnits},
+                          {"translation_units_with_errors", o.failedUnits},
+                          {"application_types", r.appTypes},
+                          {"candidate_types", r.candidateCount},
+                          {"functions_visited", (int64_t)r.visited.size()},
+                          {"skipped_by_optimization_a", r.skippedOptA},
+                          {"libc_calls_summarized", r.libcCallsSummarized},
+                          {"indirect_calls", r.indirectCalls},
+                          {"indirect_resolved_by_points_to", r.indirectResolved},
+                          {"indirect_resolved_by_signature", r.indirectByFallback}}},
+      {"visited", r.visited},
+      {"types", std::move(types)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(top))) << "\n";
+}
+
+} // namespace cairn
