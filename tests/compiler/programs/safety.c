@@ -1,0 +1,52 @@
+/* safety.c -- pointer-safety violations and unlogged stores, each at a
+ * known line (the test reads the LINE_* markers from this file). */
+#include <cairn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct obj { struct obj *p; long v; };
+
+__attribute__((noinline)) static void set_ptr(struct obj *o, void *t)
+{
+    o->p = t;                                       /* LINE_SET_PTR */
+}
+
+__attribute__((noinline)) static void set_val(struct obj *o, long v)
+{
+    o->v = v;                                       /* LINE_SET_VAL */
+}
+
+int main(int argc, char **argv)
+{
+    int mode = atoi(argv[1]);
+    char other[4096];
+    snprintf(other, sizeof other, "%s.other", argv[2]);
+    cairn_pool *a = cairn_pool_create(argv[2], "safety", 16 << 20);
+    if (!a) { fprintf(stderr, "pool: %s\n", cairn_errormsg()); return 2; }
+    struct obj *o = cairn_alloc(a, sizeof *o);
+    long on_stack = 0;
+    switch (mode) {
+    case 1: /* NV-to-V: a pointer to the stack stored into PM */
+        CAIRN_TX(a) { set_ptr(o, &on_stack); }
+        break;
+    case 2: { /* inter-pool: a pointer into pool B stored into pool A */
+        cairn_pool *b = cairn_pool_create(other, "safety", 16 << 20);
+        struct obj *ob = cairn_alloc(b, sizeof *ob);
+        CAIRN_TX(a) { set_ptr(o, ob); }
+        cairn_pool_close(b);
+        remove(other);
+        break;
+    }
+    case 3: /* a store to PM outside any transaction */
+        set_val(o, 1);
+        set_val(o, 2);   /* same site: warned once */
+        break;
+    case 4: /* the legal cases do not complain */
+        CAIRN_TX(a) { set_ptr(o, o); set_val(o, 3); set_ptr(o, NULL); }
+        break;
+    }
+    printf("done %d\n", mode);
+    cairn_pool_close(a);
+    return 0;
+}

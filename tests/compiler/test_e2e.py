@@ -1,0 +1,138 @@
+"""End-to-end tests: programs built by cairn-cc run against libcairn.
+
+Pools live on /dev/shm with CAIRN_PMEM_FORCE=1 (emulated PM)."""
+import random
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import CLANG, HERE, build, run
+
+PROGRAMS = HERE / "programs"
+OPTS = ["-O0", "-O2"]
+
+
+@pytest.fixture(scope="module")
+def exe(tmp_path_factory, cairn_cc, runtime):
+    """exe(name, opt, *flags) -> path of programs/<name>.c built by cairn-cc."""
+    out = tmp_path_factory.mktemp("bin")
+    cache = {}
+
+    def make(name, opt, *flags):
+        key = (name, opt, flags)
+        if key not in cache:
+            tag = "".join(f.strip("-") for f in flags)
+            cache[key] = build(cairn_cc, PROGRAMS / f"{name}.c",
+                               out / f"{name}{opt}{tag}", opt, "-g", "-Wall", "-Werror", *flags)
+        return cache[key]
+    return make
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_list_persists_and_reopens(exe, pool_path, opt):
+    prog = exe("list", opt)
+    first = run([prog, pool_path, 0])
+    assert first.returncode == 0, first.stderr
+    again = run([prog, pool_path, 1])
+    assert again.returncode == 0, again.stderr
+    assert "count=10 walked=10 sum=45 head=n9" in again.stdout
+    assert "raw head relative=1" in again.stdout   # stored in relative form
+    assert "warning" not in first.stderr + again.stderr
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_crash_mid_transaction_rolls_back(exe, pool_path, opt):
+    prog = exe("list", opt)
+    assert run([prog, pool_path, 0]).returncode == 0
+    crashed = run([prog, pool_path, 2])              # abort() inside the 6th tx
+    assert crashed.returncode != 0
+    after = run([prog, pool_path, 1])
+    assert after.returncode == 0, after.stderr
+    # 10 + the 5 committed inserts 0..4; the torn 6th is undone entirely
+    assert "count=15 walked=15 sum=55 head=n4" in after.stdout
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2", "-O3"])
+def test_fig4_pointer_semantics(exe, pool_path, opt):
+    r = run([exe("fig4", opt), pool_path])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "FAIL" not in r.stdout
+    assert re.search(r"^(\d+) rows$", r.stdout, re.M).group(1) == "48"
+
+
+def _line(marker):
+    for no, text in enumerate((PROGRAMS / "safety.c").read_text().splitlines(), 1):
+        if marker in text:
+            return no
+    raise AssertionError(marker)
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_pointer_to_volatile_stops_with_file_line(exe, pool_path, opt):
+    r = run([exe("safety", opt), 1, pool_path])
+    assert r.returncode != 0
+    assert "pointer to volatile memory" in r.stderr
+    assert f"safety.c:{_line('LINE_SET_PTR')}" in r.stderr
+
+
+def test_pointer_between_pools_stops(exe, pool_path):
+    r = run([exe("safety", "-O2"), 2, pool_path])
+    assert r.returncode != 0
+    assert "between pools" in r.stderr
+    assert f"safety.c:{_line('LINE_SET_PTR')}" in r.stderr
+
+
+def test_store_outside_tx_warns_once_per_site(exe, pool_path):
+    r = run([exe("safety", "-O2"), 3, pool_path])
+    assert r.returncode == 0, r.stderr
+    site = f"safety.c:{_line('LINE_SET_VAL')}"
+    assert r.stderr.count("outside any transaction") == 1
+    assert site in r.stderr
+
+
+def test_store_outside_tx_can_abort(exe, pool_path):
+    r = run([exe("safety", "-O2"), 3, pool_path], env={"CAIRN_UNLOGGED": "abort"})
+    assert r.returncode != 0
+    assert "outside any transaction" in r.stderr
+
+
+def test_without_debug_info_names_the_function(cairn_cc, runtime, tmp_path, pool_path):
+    prog = build(cairn_cc, PROGRAMS / "safety.c", tmp_path / "safety-nog", "-O2")
+    r = run([prog, 1, pool_path])
+    assert r.returncode != 0 and "function set_ptr" in r.stderr
+
+
+def test_legal_pointer_stores_are_quiet(exe, pool_path):
+    r = run([exe("safety", "-O2"), 4, pool_path])
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_same_output_as_clang(exe, tmp_path, opt):
+    plain = build(CLANG, PROGRAMS / "volatile_mix.c", tmp_path / "plain", opt)
+    want = run([plain])
+    got = run([exe("volatile_mix", opt)])
+    assert want.returncode == got.returncode == 0
+    assert got.stdout == want.stdout and got.stdout
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_legacy_libraries_survive_sigkill(exe, pool_path, opt):
+    """sys/queue.h, sys/tree.h (RB, splay) and uthash nodes in one pool,
+    SIGKILLed at random instants, reopened and cross-checked each time."""
+    prog = exe("legacy_stress", opt)
+    rng = random.Random(1234)
+    for round_ in range(8):
+        p = subprocess.Popen([str(prog), "run", str(pool_path), str(round_)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={"CAIRN_PMEM_FORCE": "1"})
+        assert p.stdout.readline().strip() == "started", p.stderr.read()
+        time.sleep(rng.uniform(0.02, 0.3))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        v = run([prog, "verify", pool_path])
+        assert v.returncode == 0, f"round {round_}: {v.stdout}{v.stderr}"
+        assert "verified" in v.stdout
