@@ -36,6 +36,16 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout); /* recovers *
 int         cairn_pool_close(cairn_pool *pool);
 /* Grow an open pool in place to new_size bytes (never moves it). */
 int         cairn_pool_grow(cairn_pool *pool, size_t new_size);
+/* What the last open of this pool had to do. */
+struct cairn_recovery {
+    int      recovered;            /* 1: the pool had not been closed cleanly */
+    uint64_t records_rolled_back;  /* undo records applied */
+    uint64_t transactions_rolled_back;
+    uint64_t objects_reachable;    /* when the heap was rebuilt by marking */
+    uint64_t bytes_freed;          /* chunks freed by that rebuild */
+    double   seconds;              /* time spent recovering / loading the heap */
+};
+void        cairn_pool_recovery(cairn_pool *pool, struct cairn_recovery *out);
 /* The open pool that holds ptr, or NULL. */
 cairn_pool *cairn_pool_of(const void *ptr);
 

@@ -543,6 +543,18 @@ int cairn_pool_grow(cairn_pool *pool, size_t new_size)
     return rc;
 }
 
+void cairn_pool_recovery(cairn_pool *pool, struct cairn_recovery *out)
+{
+    *out = (struct cairn_recovery){
+        .recovered = pool->recovered,
+        .records_rolled_back = pool->rec_rolled_back,
+        .transactions_rolled_back = pool->rec_lanes,
+        .objects_reachable = pool->rec_gc_objects,
+        .bytes_freed = pool->rec_gc_freed,
+        .seconds = pool->rec_seconds,
+    };
+}
+
 /* ---- typed root ---- */
 void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
 {

@@ -1,0 +1,217 @@
+/* test_pool.c -- pools: create/open/close, layouts, sizes, growth, roots,
+ * several pools at once, a pool mapping at another address. */
+#include "harness.h"
+#include <signal.h>
+
+struct rootA { uint64_t a; char name[16]; };
+struct rootB { uint64_t a; uint64_t b; };
+
+static void create_open_close(void)
+{
+    const char *path = t_path("basic");
+    cairn_pool *p = cairn_pool_create(path, "basic", 8 << 20);
+    REQUIRE(p);
+    struct rootA *r = CAIRN_ROOT(p, struct rootA);
+    REQUIRE(r);
+    CHECK(cairn_is_pm(r));
+    CHECK(r->a == 0);
+    CAIRN_TX(p) { cairn_tx_add(r, sizeof *r); r->a = 42; strcpy(r->name, "hello"); }
+    CHECK(cairn_pool_close(p) == 0);
+    p = cairn_pool_open(path, "basic");
+    REQUIRE(p);
+    r = CAIRN_ROOT(p, struct rootA);
+    REQUIRE(r);
+    CHECK(r->a == 42 && !strcmp(r->name, "hello"));
+    struct cairn_recovery rec;
+    cairn_pool_recovery(p, &rec);
+    CHECK(rec.recovered == 0);
+    /* the same pool twice in one process is refused */
+    CHECK(cairn_pool_open(path, "basic") == NULL);
+    cairn_pool_close(p);
+    unlink(path);
+}
+
+static void bad_arguments(void)
+{
+    const char *path = t_path("args");
+    CHECK(cairn_pool_create(path, "x", 1 << 20) == NULL && strstr(cairn_errormsg(), "8 MiB"));
+    CHECK(cairn_pool_create(path, "x", (size_t)2 << 40) == NULL);
+    CHECK(cairn_pool_open(path, "x") == NULL && errno == ENOENT && strstr(cairn_errormsg(), "cairn_pool_create"));
+    cairn_pool *p = cairn_pool_create(path, "x", 8 << 20);
+    REQUIRE(p);
+    cairn_pool_close(p);
+    CHECK(cairn_pool_create(path, "x", 8 << 20) == NULL && errno == EEXIST);
+    CHECK(cairn_pool_open(path, "other") == NULL && strstr(cairn_errormsg(), "layout"));
+    CHECK(cairn_pool_open("/tmp", "x") == NULL);
+    CHECK(cairn_pool_close(NULL) == -1);
+    unlink(path);
+}
+
+static void root_type_mismatch(void)
+{
+    const char *path = t_path("roottype");
+    cairn_pool *p = cairn_pool_create(path, "rt", 8 << 20);
+    REQUIRE(p);
+    REQUIRE(CAIRN_ROOT(p, struct rootA));
+    cairn_pool_close(p);
+    p = cairn_pool_open(path, "rt");
+    REQUIRE(p);
+    CHECK(CAIRN_ROOT(p, struct rootB) == NULL && strstr(cairn_errormsg(), "type"));
+    CHECK(CAIRN_ROOT(p, struct rootA) != NULL);
+    cairn_pool_close(p);
+    unlink(path);
+}
+
+static void out_of_space_then_grow(void)
+{
+    const char *path = t_path("grow");
+    cairn_pool *p = cairn_pool_create(path, "grow", 8 << 20);
+    REQUIRE(p);
+    struct rootB *r = CAIRN_ROOT(p, struct rootB);
+    REQUIRE(r);
+    int n = 0;
+    void *last = NULL;
+    for (;;) {
+        void *o = cairn_alloc(p, 64 << 10);
+        if (!o) break;
+        cairn_ptr_store(o, last);            /* a chain the root can reach */
+        last = o;
+        n++;
+    }
+    CHECK(n > 50);
+    CHECK(errno == ENOMEM && strstr(cairn_errormsg(), "out of space") && strstr(cairn_errormsg(), "grow"));
+    CAIRN_TX(p) { cairn_ptr_store(&r->a, last); }
+    CHECK(cairn_pool_grow(p, 32 << 20) == 0);
+    CHECK(cairn_alloc(p, 64 << 10) != NULL);
+    CHECK(cairn_alloc(p, 8 << 20) != NULL);
+    cairn_pool_close(p);
+    struct stat st;
+    stat(path, &st);
+    CHECK(st.st_size == 32 << 20);
+    p = cairn_pool_open(path, "grow");
+    REQUIRE(p);
+    r = CAIRN_ROOT(p, struct rootB);
+    int m = 0;
+    for (void *o = cairn_ptr_load(&r->a); o; o = cairn_ptr_load(o)) m++;
+    CHECK(m == n);
+    cairn_pool_close(p);
+    unlink(path);
+}
+
+static void several_pools(void)
+{
+    const char *a = t_path("multiA"), *b = t_path("multiB");
+    cairn_pool *pa = cairn_pool_create(a, "m", 8 << 20), *pb = cairn_pool_create(b, "m", 8 << 20);
+    REQUIRE(pa && pb);
+    struct rootB *ra = CAIRN_ROOT(pa, struct rootB), *rb = CAIRN_ROOT(pb, struct rootB);
+    REQUIRE(ra && rb);
+    CHECK(cairn_pool_of(ra) == pa && cairn_pool_of(rb) == pb);
+    void *oa = cairn_alloc(pa, 100), *ob = cairn_alloc(pb, 100);
+    CAIRN_TX(pa) cairn_ptr_store(&ra->a, oa);
+    CAIRN_TX(pb) cairn_ptr_store(&rb->a, ob);
+    CHECK(cairn_ptr_load(&ra->a) == oa && cairn_ptr_load(&rb->a) == ob);
+    cairn_pool_close(pa);
+    cairn_pool_close(pb);
+    /* reopen in the other order: each maps wherever, pointers still hold */
+    pb = cairn_pool_open(b, "m");
+    pa = cairn_pool_open(a, "m");
+    REQUIRE(pa && pb);
+    ra = CAIRN_ROOT(pa, struct rootB);
+    rb = CAIRN_ROOT(pb, struct rootB);
+    CHECK(cairn_pool_of(cairn_ptr_load(&ra->a)) == pa);
+    CHECK(cairn_pool_of(cairn_ptr_load(&rb->a)) == pb);
+    cairn_pool_close(pa);
+    cairn_pool_close(pb);
+    unlink(a);
+    unlink(b);
+}
+
+/* the region is placed by ASLR: print the root address of a fresh process */
+static void print_root_addr(void *arg)
+{
+    cairn_pool *p = cairn_pool_open(arg, "addr");
+    if (!p) _exit(3);
+    fprintf(stderr, "%p", (void *)CAIRN_ROOT(p, struct rootA));
+    cairn_pool_close(p);
+}
+
+static void maps_at_new_addresses(void)
+{
+    const char *path = t_path("addr");
+    cairn_pool *p = cairn_pool_create(path, "addr", 8 << 20);
+    REQUIRE(p && CAIRN_ROOT(p, struct rootA));
+    cairn_pool_close(p);
+    char e1[64], e2[64];
+    CHECK(t_child(print_root_addr, (void *)path, e1, sizeof e1) == 0);
+    CHECK(t_child(print_root_addr, (void *)path, e2, sizeof e2) == 0);
+    CHECK(strcmp(e1, e2) != 0);   /* ASLR moved the region (and the pool) */
+    unlink(path);
+}
+
+static void copy_of_open_pool_refused(void)
+{
+    const char *a = t_path("orig"), *b = t_path("copy");
+    cairn_pool *p = cairn_pool_create(a, "c", 8 << 20);
+    REQUIRE(p);
+    cairn_pool_close(p);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp --sparse=always %s %s", a, b);
+    REQUIRE(system(cmd) == 0);
+    p = cairn_pool_open(a, "c");
+    REQUIRE(p);
+    CHECK(cairn_pool_open(b, "c") == NULL && strstr(cairn_errormsg(), "already open"));
+    cairn_pool_close(p);
+    unlink(a);
+    unlink(b);
+}
+
+static void close_with_open_tx_refused(void)
+{
+    const char *path = t_path("busy");
+    cairn_pool *p = cairn_pool_create(path, "b", 8 << 20);
+    REQUIRE(p);
+    REQUIRE(cairn_tx_begin(p) == 0);
+    CHECK(cairn_pool_close(p) == -1 && errno == EBUSY);
+    CHECK(cairn_tx_commit() == 0);
+    CHECK(cairn_pool_close(p) == 0);
+    unlink(path);
+}
+
+static void big_pool(void)
+{
+    /* 1 TiB, sparse: creating, using a corner of it and reopening is cheap */
+    const char *path = t_path("huge");
+    cairn_pool *p = cairn_pool_create(path, "huge", (size_t)1 << 40);
+    if (!p && errno == EFBIG) { fprintf(stderr, "skip: file system refuses 1 TiB files\n"); return; }
+    REQUIRE(p);
+    struct rootB *r = CAIRN_ROOT(p, struct rootB);
+    REQUIRE(r);
+    void *o = cairn_alloc(p, (size_t)1 << 30);    /* one 1 GiB object */
+    REQUIRE(o);
+    CAIRN_TX(p) cairn_ptr_store(&r->a, o);
+    ((char *)o)[((size_t)1 << 30) - 1] = 7;
+    cairn_persist((char *)o + ((size_t)1 << 30) - 1, 1);
+    cairn_pool_close(p);
+    p = cairn_pool_open(path, "huge");
+    REQUIRE(p);
+    r = CAIRN_ROOT(p, struct rootB);
+    char *q = cairn_ptr_load(&r->a);
+    CHECK(q && q[((size_t)1 << 30) - 1] == 7);
+    CHECK(cairn_usable_size(q) >= ((size_t)1 << 30));
+    cairn_pool_close(p);
+    unlink(path);
+}
+
+int main(void)
+{
+    RUN(create_open_close);
+    RUN(bad_arguments);
+    RUN(root_type_mismatch);
+    RUN(out_of_space_then_grow);
+    RUN(several_pools);
+    RUN(maps_at_new_addresses);
+    RUN(copy_of_open_pool_refused);
+    RUN(close_with_open_tx_refused);
+    RUN(big_pool);
+    DONE();
+}

@@ -1,0 +1,93 @@
+/* test_pptr.c -- relative pointers and the safety rules. */
+#include "harness.h"
+
+struct root { uint64_t p, q; uint64_t raw; };
+static const char *PA, *PB;
+
+static void store_load(void)
+{
+    cairn_pool *p = cairn_pool_open(PA, "pp");
+    REQUIRE(p);
+    struct root *r = CAIRN_ROOT(p, struct root);
+    REQUIRE(r);
+    void *o = cairn_alloc(p, 32);
+    CAIRN_TX(p) cairn_ptr_store(&r->p, o);
+    CHECK(r->p >> 63 == 1);                               /* relative form in PM */
+    CHECK(((r->p >> 40) & 0x7fffff) != 0);
+    CHECK(cairn_ptr_load(&r->p) == o);
+    CHECK((void *)cairn__ra2va(r->p) == o);
+    CAIRN_TX(p) cairn_ptr_store(&r->q, NULL);
+    CHECK(r->q == 0 && cairn_ptr_load(&r->q) == NULL);
+    /* a DRAM slot keeps a plain address */
+    void *dram_slot = NULL;
+    cairn_ptr_store(&dram_slot, o);
+    CHECK(dram_slot == o);
+    /* an interior pointer survives too */
+    CAIRN_TX(p) cairn_ptr_store(&r->q, (char *)o + 8);
+    CHECK(cairn_ptr_load(&r->q) == (char *)o + 8);
+    cairn_pool_close(p);
+    p = cairn_pool_open(PA, "pp");
+    r = CAIRN_ROOT(p, struct root);
+    CHECK(cairn_ptr_load(&r->q) == (char *)cairn_ptr_load(&r->p) + 8);
+    CHECK(cairn_pool_of(cairn_ptr_load(&r->p)) == p);
+    cairn_pool_close(p);
+}
+
+static void volatile_into_pm(void *arg)
+{
+    (void)arg;
+    cairn_pool *p = cairn_pool_open(PA, "pp");
+    struct root *r = CAIRN_ROOT(p, struct root);
+    static int dram;
+    cairn_ptr_store(&r->p, &dram);
+}
+
+static void other_pool_into_pm(void *arg)
+{
+    (void)arg;
+    cairn_pool *a = cairn_pool_open(PA, "pp"), *b = cairn_pool_open(PB, "pp");
+    struct root *ra = CAIRN_ROOT(a, struct root);
+    void *ob = cairn_alloc(b, 16);
+    cairn_ptr_store(&ra->p, ob);
+}
+
+static void pool_not_open(void *arg)
+{
+    (void)arg;
+    cairn_pool *a = cairn_pool_open(PA, "pp");
+    struct root *ra = CAIRN_ROOT(a, struct root);
+    uint64_t rel = ra->p;
+    /* the same pool id as a pool that is not open: flip the id */
+    rel ^= (uint64_t)1 << 41;
+    uint64_t slot = rel;
+    cairn_ptr_load(&slot);
+}
+
+static void violations_stop_with_a_message(void)
+{
+    char err[2048];
+    int st = t_child(volatile_into_pm, NULL, err, sizeof err);
+    CHECK(st == 128 + SIGABRT);
+    CHECK(strstr(err, "volatile memory") && strstr(err, "test_pptr.c:"));
+    st = t_child(other_pool_into_pm, NULL, err, sizeof err);
+    CHECK(st == 128 + SIGABRT);
+    CHECK(strstr(err, "between pools") && strstr(err, "test_pptr.c:"));
+    st = t_child(pool_not_open, NULL, err, sizeof err);
+    CHECK(st == 128 + SIGABRT);
+    CHECK(strstr(err, "not open") && strstr(err, "pool id"));
+}
+
+int main(void)
+{
+    PA = t_path("ppa");
+    PB = t_path("ppb");
+    cairn_pool *a = cairn_pool_create(PA, "pp", 8 << 20), *b = cairn_pool_create(PB, "pp", 8 << 20);
+    REQUIRE(a && b);
+    cairn_pool_close(a);
+    cairn_pool_close(b);
+    RUN(store_load);
+    RUN(violations_stop_with_a_message);
+    unlink(PA);
+    unlink(PB);
+    DONE();
+}

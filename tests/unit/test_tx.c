@@ -1,0 +1,173 @@
+/* test_tx.c -- transactions: commit, abort, flat nesting, the block form,
+ * allocation and free in a transaction, dedup, clobber, 100 MiB in one
+ * transaction, and the fences each operation costs. */
+#include "harness.h"
+
+struct root { uint64_t a, b; uint64_t obj; uint64_t big; char buf[256]; };
+static cairn_pool *P;
+static struct root *R;
+
+static void commit_and_abort(void)
+{
+    CAIRN_TX(P) { cairn_tx_add(&R->a, 8); R->a = 1; }
+    CHECK(R->a == 1);
+    CHECK(cairn_tx_begin(P) == 0);
+    cairn_tx_add(&R->a, 8);
+    R->a = 2;
+    cairn_tx_add(R->buf, sizeof R->buf);
+    memset(R->buf, 'x', sizeof R->buf);
+    cairn_tx_abort();
+    CHECK(R->a == 1 && R->buf[0] == 0 && R->buf[255] == 0);
+    CHECK(cairn_tx_active() == 0);
+    CHECK(cairn_tx_commit() == -1);       /* nothing open any more */
+}
+
+static void flat_nesting(void)
+{
+    CHECK(cairn_tx_begin(P) == 0);
+    cairn_tx_add(&R->a, 8);
+    R->a = 10;
+    CHECK(cairn_tx_begin(P) == 0);
+    CHECK(cairn_tx_active() == 2);
+    cairn_tx_add(&R->b, 8);
+    R->b = 20;
+    CHECK(cairn_tx_commit() == 0);        /* inner: nothing durable yet */
+    cairn_tx_abort();                     /* outer abort undoes both */
+    CHECK(R->a == 1 && R->b == 0);
+    /* abort in an inner level: the outer commit reports it */
+    CHECK(cairn_tx_begin(P) == 0);
+    CHECK(cairn_tx_begin(P) == 0);
+    cairn_tx_add(&R->b, 8);
+    R->b = 5;
+    cairn_tx_abort();
+    CHECK(R->b == 0);
+    CHECK(cairn_tx_commit() == -1 && errno == ECANCELED);
+    CHECK(cairn_tx_active() == 0);
+    /* block form nested, with break (commits) */
+    CAIRN_TX(P) {
+        CAIRN_TX(P) { cairn_tx_add(&R->b, 8); R->b = 7; break; }
+        CHECK(cairn_tx_active() == 1);
+    }
+    CHECK(R->b == 7 && cairn_tx_active() == 0);
+    CAIRN_TX(P) { cairn_tx_add(&R->b, 8); R->b = 8; cairn_tx_abort(); }
+    CHECK(R->b == 7 && cairn_tx_active() == 0);
+}
+
+static void alloc_free_in_tx(void)
+{
+    void *o = NULL;
+    CHECK(cairn_tx_begin(P) == 0);
+    o = cairn_alloc(P, 100);
+    REQUIRE(o);
+    cairn_ptr_store(&R->obj, o);
+    cairn_tx_abort();
+    CHECK(cairn_ptr_load(&R->obj) == NULL);
+    CHECK(cairn_usable_size(o) == 0);      /* given back by the abort */
+    CAIRN_TX(P) { o = cairn_alloc(P, 100); cairn_ptr_store(&R->obj, o); memset(o, 1, 100); }
+    CHECK(cairn_usable_size(o) >= 100);
+    CHECK(cairn_tx_begin(P) == 0);
+    cairn_ptr_store(&R->obj, NULL);
+    cairn_free(o);
+    CHECK(cairn_usable_size(o) >= 100);    /* free takes effect at commit */
+    CHECK(cairn_tx_commit() == 0);
+    CHECK(cairn_usable_size(o) == 0);
+    /* free in an aborted tx: nothing is freed */
+    CAIRN_TX(P) { o = cairn_alloc(P, 100); cairn_ptr_store(&R->obj, o); }
+    CAIRN_TX(P) { cairn_ptr_store(&R->obj, NULL); cairn_free(o); cairn_tx_abort(); }
+    CHECK(cairn_usable_size(o) >= 100 && cairn_ptr_load(&R->obj) == o);
+}
+
+static void dedup_and_costs(void)
+{
+    struct cairn_stats s;
+    cairn_stats_reset();
+    CAIRN_TX(P) { }
+    cairn_stats_get(&s);
+    CHECK(s.ofences + s.dfences == 0);                  /* empty tx: no fence */
+    cairn_stats_reset();
+    CAIRN_TX(P) { cairn_tx_add(&R->a, 8); R->a++; }
+    cairn_stats_get(&s);
+    CHECK(s.ofences == 2 && s.dfences == 1);            /* add, data, mark */
+    CHECK(s.log_entries == 1);
+    cairn_stats_reset();
+    CAIRN_TX(P) {
+        for (int i = 0; i < 100; i++) { cairn_tx_add(&R->a, 8); R->a++; }
+        cairn_tx_add(R->buf + 10, 20);
+        cairn_tx_add(R->buf + 12, 4);                   /* inside the last range */
+    }
+    cairn_stats_get(&s);
+    CHECK(s.log_entries == 2 && s.log_skipped == 100);
+    cairn_free(cairn_alloc(P, 64));                     /* warm: the run exists */
+    cairn_stats_reset();
+    CAIRN_TX(P) { void *o = cairn_alloc(P, 64); cairn_tx_add(o, 64); memset(o, 3, 64); cairn_free(o); }
+    cairn_stats_get(&s);
+    CHECK(s.log_entries == 0);                          /* fresh objects need no snapshot */
+    CHECK(s.ofences + s.dfences == 1);
+}
+
+static void clobber(void)
+{
+    CAIRN_TX(P) { cairn_tx_clobber(R->buf, 128); memset(R->buf, 'c', 128); }
+    CHECK(R->buf[0] == 'c');
+    struct cairn_stats s;
+    cairn_stats_reset();
+    CAIRN_TX(P) { cairn_tx_clobber(R->buf, 128); memset(R->buf, 'd', 128); }
+    cairn_stats_get(&s);
+    CHECK(s.log_entries == 0 && s.dfences == 1 && s.flushes >= 2);
+}
+
+static void hundred_mib(void)
+{
+    size_t n = (size_t)100 << 20;
+    char *big = NULL;
+    CAIRN_TX(P) { big = cairn_alloc(P, n); if (big) { cairn_ptr_store(&R->big, big); memset(big, 'a', n); } }
+    REQUIRE(big);
+    /* modify all 100 MiB in one transaction, then abort: all restored */
+    CHECK(cairn_tx_begin(P) == 0);
+    for (size_t off = 0; off < n; off += 1 << 20) { cairn_tx_add(big + off, 1 << 20); memset(big + off, 'b', 1 << 20); }
+    cairn_tx_abort();
+    size_t bad = 0;
+    for (size_t off = 0; off < n; off += 4093) bad += big[off] != 'a';
+    CHECK(bad == 0);
+    /* and the same with a commit, in 8-byte pieces for a tenth of it */
+    CAIRN_TX(P) {
+        for (size_t off = 0; off < n / 10; off += 8) { cairn_tx_add(big + off, 8); big[off] = 'c'; }
+        cairn_tx_add(big, n);
+        memset(big + n / 10, 'c', n - n / 10);
+    }
+    bad = 0;
+    for (size_t off = 0; off < n; off += 8) bad += big[off] != 'c';
+    CHECK(bad == 0);
+    CAIRN_TX(P) { cairn_ptr_store(&R->big, NULL); cairn_free(big); }
+}
+
+static void misuse_is_reported_not_fatal(void)
+{
+    cairn_tx_add(&R->a, 8);                   /* outside a tx: warned, ignored */
+    CHECK(cairn_tx_begin(NULL) == -1);
+    cairn_pool *q = cairn_pool_create(t_path("txother"), "o", 8 << 20);
+    REQUIRE(q);
+    CHECK(cairn_tx_begin(P) == 0);
+    CHECK(cairn_tx_begin(q) == -1 && strstr(cairn_errormsg(), "one pool"));
+    CHECK(cairn_tx_commit() == 0);
+    cairn_pool_close(q);
+}
+
+int main(void)
+{
+    const char *path = t_path("tx");
+    P = cairn_pool_create(path, "tx", 512 << 20);
+    REQUIRE(P);
+    R = CAIRN_ROOT(P, struct root);
+    REQUIRE(R);
+    RUN(commit_and_abort);
+    RUN(flat_nesting);
+    RUN(alloc_free_in_tx);
+    RUN(dedup_and_costs);
+    RUN(clobber);
+    RUN(hundred_mib);
+    RUN(misuse_is_reported_not_fatal);
+    cairn_pool_close(P);
+    unlink(path);
+    DONE();
+}
