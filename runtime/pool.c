@@ -78,11 +78,16 @@ cairn_pool *cairn__pool_by_slot(int slot)
 
 cairn_pool *cairn__pool_by_id(uint32_t id)
 {
-    static __thread cairn_pool *last;
-    cairn_pool *p = last;
-    if (p && p->id == id && slot_pool[p->slot] == p) return p;
-    for (int i = 0; i < region_slots; i++)
-        if (slot_pool[i] && slot_pool[i]->id == id) return last = slot_pool[i];
+    static __thread int last_slot;          /* a slot, never a pool pointer: pools close */
+    cairn_pool *p = slot_pool[last_slot];
+    if (p && p->id == id) return p;
+    for (int i = 0; i < region_slots; i++) {
+        p = slot_pool[i];
+        if (p && p->id == id) {
+            last_slot = i;
+            return p;
+        }
+    }
     return NULL;
 }
 
