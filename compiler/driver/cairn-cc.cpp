@@ -26,6 +26,7 @@ namespace {
 const char *const kOptimizations[] = {
     "skip-volatile",   "skip-check-pm",      "merge-logs",
     "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
+    "inline-ra2va",
 };
 
 bool exists(const std::string &p) {
@@ -217,8 +218,11 @@ int main(int argc, char **argv) {
       args.insert(args.end(), {"-mllvm", m});
   }
   if (link) {
-    if (!L.rtlib.empty())
+    if (!L.rtlib.empty()) {
       args.push_back(L.rtlib);
+      // closing a pool empties the inline translation cache (compiler/rt)
+      args.push_back("-Wl,--wrap=cairn_pool_close");
+    }
     std::string lib = (!staticRuntime && !L.libShared.empty()) ? L.libShared
                                                               : L.libStatic;
     if (lib.empty()) {

@@ -61,6 +61,10 @@ static cl::opt<bool> ClSkipNullConvert(
 static cl::opt<bool> ClSkipNullCompareLoads(
     "cairn-skip-null-compare-loads", cl::init(true),
     cl::desc("No conversion for a loaded pointer only compared with NULL"));
+static cl::opt<bool> ClInlineRa2Va(
+    "cairn-inline-ra2va", cl::init(true),
+    cl::desc("Translate relative pointers of the last-used pool inline "
+             "(compiler/rt's one-word cache) instead of calling the runtime"));
 static cl::opt<bool> ClScanWideStores(
     "cairn-scan-wide-stores", cl::init(true),
     cl::desc("Convert PM-region addresses hidden in 8-byte integer, vector "
@@ -81,6 +85,7 @@ STATISTIC(NumNullStores, "NULL pointer stores needing no conversion");
 STATISTIC(NumPtrLoads, "pointer loads converted back");
 STATISTIC(NumPtrLoadsNullOnly, "pointer loads only compared with NULL");
 STATISTIC(NumIntToPtr, "inttoptr converted back");
+STATISTIC(NumRa2VaInline, "relative->virtual translations inlined");
 STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
 STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
 STATISTIC(NumAtomics, "cmpxchg/atomicrmw instrumented");
@@ -113,9 +118,9 @@ private:
   const cairn::WriteSets &WS;
   Type *Int64Ty, *Int32Ty;
   PointerType *PtrTy;
-  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, CmpxchgPtr, XchgPtr,
+  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr,
       Strlen, Snprintf;
-  GlobalVariable *RegionLo, *RegionHi;
+  GlobalVariable *RegionLo, *RegionHi, *RaCache;
   MDNode *Unlikely, *NoSanitize;
   StringMap<Constant *> Strings;
 
@@ -140,6 +145,7 @@ private:
                         DenseMap<Instruction *, Instruction *> &Covered);
   void instrumentStore(StoreInst *SI, const MergedLog *Merged);
   void instrumentPointerRead(Instruction *I);
+  Value *emitRa2Va(Instruction *Before, Value *Rel);
   void instrumentMemIntrinsic(MemIntrinsic *MI);
   void instrumentAtomic(Instruction *I);
   void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
@@ -179,6 +185,8 @@ void CairnInstrumenter::initialize() {
   };
   RegionLo = Global("cairn__region_lo");
   RegionHi = Global("cairn__region_hi");
+  RaCache = Global("cairn_cc__ra_cache");
+  Ra2VaMiss = M.getOrInsertFunction("cairn_cc__ra2va_miss", PtrTy, Int64Ty);
   Unlikely = MDBuilder(Ctx).createUnlikelyBranchWeights();
   NoSanitize = MDNode::get(Ctx, {});
 }
@@ -503,6 +511,32 @@ static bool onlyComparedWithNull(Instruction *I) {
   return !I->use_empty();
 }
 
+// Relative value -> address, before Before (see compiler/rt's cache layout).
+Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
+  IRBuilder<> B(Before);
+  if (!ClInlineRa2Va)
+    return B.CreateCall(Ra2VaSlow, {Rel});
+  ++NumRa2VaInline;
+  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+  Cache->setAtomic(AtomicOrdering::Monotonic);
+  Cache->setAlignment(Align(8));
+  Value *Hit = B.CreateICmpEQ(B.CreateLShr(Cache, 32), B.CreateLShr(Rel, 40));
+  Instruction *HitT, *MissT;
+  SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+  IRBuilder<> HB(HitT);
+  Value *Lo = HB.CreateLoad(Int64Ty, RegionLo);
+  Value *Slot = HB.CreateShl(HB.CreateAnd(Cache, 0xffffffffULL), 40);
+  Value *Off = HB.CreateAnd(Rel, (1ULL << 40) - 1);
+  Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(HB.CreateAdd(Lo, Slot), Off), PtrTy);
+  IRBuilder<> MB(MissT);
+  Value *Slow = MB.CreateCall(Ra2VaMiss, {Rel});
+  IRBuilder<> JB(Before);
+  PHINode *Phi = JB.CreatePHI(PtrTy, 2);
+  Phi->addIncoming(Fast, HitT->getParent());
+  Phi->addIncoming(Slow, MissT->getParent());
+  return Phi;
+}
+
 // load ptr / inttoptr: a value with bit 63 set is relative; turn it back.
 void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   if (ClSkipNullCompareLoads && onlyComparedWithNull(I)) {
@@ -522,8 +556,7 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   BasicBlock *Head = I->getParent();
   Instruction *T = SplitBlockAndInsertIfThen(
       IsRel, cast<Instruction>(IsRel)->getNextNode(), false, Unlikely);
-  IRBuilder<> TB(T);
-  Value *VA = TB.CreateCall(Ra2VaSlow, {Bits});
+  Value *VA = emitRa2Va(T, Bits);
   BasicBlock *Tail = T->getSuccessor(0);
   IRBuilder<> PB(&Tail->front());
   PHINode *Phi = PB.CreatePHI(I->getType(), 2, "cairn.va");

@@ -69,3 +69,36 @@ uint64_t cairn_cc__pm_word(const void *slot, uint64_t v, const char *file, int l
         return v;
     return cairn__va2ra_checked(slot, (const void *)(uintptr_t)v, file, line);
 }
+
+/* ---- relative -> virtual, inline fast path ------------------------------
+ * The pass translates a relative value inline when its pool is the one in
+ * this one-word cache, and calls cairn_cc__ra2va_miss otherwise:
+ *
+ *    63            32 31             0
+ *   +----------------+----------------+
+ *   | rel >> 40      | region slot    |     0 = empty (rel >> 40 has bit 23)
+ *   +----------------+----------------+
+ *
+ *   va = cairn__region_lo + (slot << 40) + (rel & CAIRN_OFF_MASK)
+ *
+ * One word, so a reader never sees a key with another pool's slot. The
+ * driver links with --wrap=cairn_pool_close so closing a pool empties it. */
+uint64_t cairn_cc__ra_cache;
+
+void *cairn_cc__ra2va_miss(uint64_t rel)
+{
+    void *va = cairn__ra2va_slow(rel);     /* stops if the pool is not open */
+    uintptr_t d = (uintptr_t)va - (rel & CAIRN_OFF_MASK) - cairn__region_lo;
+    if ((d & CAIRN_OFF_MASK) == 0 && (d >> CAIRN_SLOT_SHIFT) < 0xffffffffu)
+        __atomic_store_n(&cairn_cc__ra_cache,
+                         ((rel >> CAIRN_ID_SHIFT) << 32) | (d >> CAIRN_SLOT_SHIFT),
+                         __ATOMIC_RELAXED);
+    return va;
+}
+
+int __real_cairn_pool_close(cairn_pool *pool);
+int __wrap_cairn_pool_close(cairn_pool *pool)
+{
+    __atomic_store_n(&cairn_cc__ra_cache, 0, __ATOMIC_RELAXED);
+    return __real_cairn_pool_close(pool);
+}

@@ -3,6 +3,7 @@
 // RUN: -O2 | O2
 // RUN: -O0 | O0
 // RUN: -O2 -fno-cairn-skip-null-compare-loads | NULLCMP
+// RUN: -O2 -fno-cairn-inline-ra2va | NOINLINE
 #include <stdint.h>
 
 struct node { struct node *next; long val; };
@@ -31,18 +32,24 @@ void unlink(struct node *n) { n->next = 0; }
 // O2: [[P:%.*]] = load ptr, ptr %0
 // O2: [[BITS:%.*]] = ptrtoint ptr [[P]] to i64
 // O2: icmp slt i64 [[BITS]], 0
-// O2: call ptr @cairn__ra2va_slow(i64 [[BITS]])
+// O2: [[C:%.*]] = load atomic i64, ptr @cairn_cc__ra_cache monotonic
+// O2: lshr i64 [[BITS]], 40
+// O2: load i64, ptr @cairn__region_lo
+// O2: call ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
 // O2: phi ptr
+// NOINLINE-LABEL: define {{.*}}@next(
+// NOINLINE: call ptr @cairn__ra2va_slow(
+// NOINLINE-NOT: cairn_cc__ra_cache
 struct node *next(struct node *n) { return n->next; }
 
 // O2-LABEL: define {{.*}}@from_int(
-// O2: call ptr @cairn__ra2va_slow(
+// O2: call ptr @cairn_cc__ra2va_miss(
 struct node *from_int(uintptr_t u) { return (struct node *)u; }
 
 // A loaded pointer only compared with NULL needs no conversion.
 // O2-LABEL: define {{.*}}@is_last(
-// O2-NOT: cairn__ra2va_slow
+// O2-NOT: cairn_cc__ra2va_miss
 // O2: ret i32
 // NULLCMP-LABEL: define {{.*}}@is_last(
-// NULLCMP: cairn__ra2va_slow
+// NULLCMP: cairn_cc__ra2va_miss
 int is_last(struct node *n) { return n->next == 0; }

@@ -1,0 +1,177 @@
+/*
+ * ds_bench.c -- legacy data structures under cairn-cc (issue 3 benchmark).
+ *
+ * One source, three builds compared side by side by `cairn cc bench`:
+ *   clang -O2 -DNO_CAIRN      the unmodified volatile program
+ *   cairn-cc -O2, data=dram   instrumented code, nodes from malloc
+ *   cairn-cc -O2, data=pm     instrumented code, nodes in a pool; updates
+ *                             in transactions
+ * Structures: singly linked list, uthash, BSD red-black tree, splay tree.
+ * Workloads: "read" (lookups/traversals only) and "mixed" (90% lookups,
+ * 10% insert or delete). Prints one JSON object per (structure, workload).
+ *
+ *   ds_bench dram|pm POOL N OPS
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bsd/sys/tree.h>
+#ifndef NO_CAIRN
+#include <cairn.h>
+static cairn_pool *pool;
+#endif
+
+static int in_pm;
+static void *node_alloc(size_t n)
+{
+#ifndef NO_CAIRN
+    if (in_pm) return cairn_alloc(pool, n);
+#endif
+    return calloc(1, n);
+}
+static void node_free(void *p)
+{
+#ifndef NO_CAIRN
+    if (in_pm) { cairn_free(p); return; }
+#endif
+    free(p);
+}
+#define uthash_malloc(sz) node_alloc(sz)
+#define uthash_free(ptr, sz) node_free(ptr)
+#include <uthash.h>
+
+#ifdef NO_CAIRN
+#define TX(body) do { body; } while (0)
+#else
+#define TX(body) do { if (in_pm) { CAIRN_TX(pool) { body; } } else { body; } } while (0)
+#endif
+
+struct item {
+    long key;
+    long val;
+    struct item *next;            /* linked list */
+    RB_ENTRY(item) rb;
+    SPLAY_ENTRY(item) sp;
+    UT_hash_handle hh;
+};
+static int cmp(struct item *a, struct item *b) { return (a->key > b->key) - (a->key < b->key); }
+RB_HEAD(rbt, item);
+SPLAY_HEAD(spt, item);
+RB_GENERATE(rbt, item, rb, cmp)
+SPLAY_PROTOTYPE(spt, item, sp, cmp)
+SPLAY_GENERATE(spt, item, sp, cmp)
+
+struct root { struct item *list; struct item *hash; struct rbt rb; struct spt sp; };
+
+static uint64_t rng = 88172645463325252ull;
+static long next_key(long n) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (long)(rng % (uint64_t)(2 * n)); }
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+
+enum { LIST, HASH, RB, SPLAY };
+static const char *names[] = { "list", "uthash", "rbtree", "splay" };
+
+static struct item *make(long key) { struct item *it = node_alloc(sizeof *it); it->key = key; it->val = key * 3; return it; }
+
+static void insert(struct root *r, int ds, long key)
+{
+    struct item probe = { .key = key }, *it;
+    switch (ds) {
+    case LIST:
+        for (it = r->list; it; it = it->next) if (it->key == key) return;
+        it = make(key); it->next = r->list; r->list = it; return;
+    case HASH:
+        HASH_FIND(hh, r->hash, &key, sizeof key, it);
+        if (it) return;
+        it = make(key); HASH_ADD(hh, r->hash, key, sizeof it->key, it); return;
+    case RB:
+        if (RB_FIND(rbt, &r->rb, &probe)) return;
+        RB_INSERT(rbt, &r->rb, make(key)); return;
+    case SPLAY:
+        if (SPLAY_FIND(spt, &r->sp, &probe)) return;
+        SPLAY_INSERT(spt, &r->sp, make(key)); return;
+    }
+}
+
+static void erase(struct root *r, int ds, long key)
+{
+    struct item probe = { .key = key }, *it, **pp;
+    switch (ds) {
+    case LIST:
+        for (pp = &r->list; *pp; pp = &(*pp)->next)
+            if ((*pp)->key == key) { it = *pp; *pp = it->next; node_free(it); return; }
+        return;
+    case HASH:
+        HASH_FIND(hh, r->hash, &key, sizeof key, it);
+        if (it) { HASH_DELETE(hh, r->hash, it); node_free(it); }
+        return;
+    case RB:
+        if ((it = RB_FIND(rbt, &r->rb, &probe))) { RB_REMOVE(rbt, &r->rb, it); node_free(it); }
+        return;
+    case SPLAY:
+        if ((it = SPLAY_FIND(spt, &r->sp, &probe))) { SPLAY_REMOVE(spt, &r->sp, it); node_free(it); }
+        return;
+    }
+}
+
+static long lookup(struct root *r, int ds, long key)
+{
+    struct item probe = { .key = key }, *it = NULL;
+    switch (ds) {
+    case LIST: for (it = r->list; it && it->key != key; it = it->next) ; break;
+    case HASH: HASH_FIND(hh, r->hash, &key, sizeof key, it); break;
+    case RB: it = RB_FIND(rbt, &r->rb, &probe); break;
+    case SPLAY: it = SPLAY_FIND(spt, &r->sp, &probe); break;
+    }
+    return it ? it->val : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) { fprintf(stderr, "usage: %s dram|pm POOL N OPS\n", argv[0]); return 2; }
+    in_pm = !strcmp(argv[1], "pm");
+    long n = atol(argv[3]), ops = atol(argv[4]);
+    struct root *roots[4];
+#ifndef NO_CAIRN
+    if (in_pm) {
+        remove(argv[2]);
+        pool = cairn_pool_create(argv[2], "ds_bench", (size_t)256 << 20);
+        if (!pool) { fprintf(stderr, "pool: %s\n", cairn_errormsg()); return 2; }
+        struct root *all = cairn_root(pool, 4 * sizeof(struct root), 1);
+        for (int d = 0; d < 4; d++) roots[d] = &all[d];
+    } else
+#else
+    if (in_pm) { fprintf(stderr, "the clang build has no PM mode\n"); return 2; }
+#endif
+    for (int d = 0; d < 4; d++) roots[d] = calloc(1, sizeof(struct root));
+    for (int d = 0; d < 4; d++) {
+        struct root *r = roots[d];
+        long count = d == LIST ? n / 8 : n;    /* the list is O(n) per lookup */
+        TX(RB_INIT(&r->rb); SPLAY_INIT(&r->sp));
+        rng = 88172645463325252ull;
+        for (long i = 0; i < count; i++) { long k = next_key(count); TX(insert(r, d, k)); }
+        for (int mixed = 0; mixed < 2; mixed++) {
+            long nops = d == LIST ? ops / 64 : ops, sink = 0;
+            double t0 = now();
+            for (long i = 0; i < nops; i++) {
+                long k = next_key(count);
+                if (mixed && i % 10 == 0) {
+                    if (i % 20 == 0) TX(insert(r, d, k)); else TX(erase(r, d, k));
+                } else if (d == SPLAY && in_pm) {
+                    TX(sink += lookup(r, d, k));   /* splaying writes */
+                } else {
+                    sink += lookup(r, d, k);
+                }
+            }
+            double t = now() - t0;
+            printf("{\"structure\": \"%s\", \"workload\": \"%s\", \"ops\": %ld, "
+                   "\"ns_per_op\": %.1f, \"sink\": %ld}\n", names[d],
+                   mixed ? "mixed" : "read", nops, t * 1e9 / nops, sink & 1);
+        }
+    }
+#ifndef NO_CAIRN
+    if (in_pm) cairn_pool_close(pool);
+#endif
+    return 0;
+}
