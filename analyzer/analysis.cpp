@@ -353,6 +353,14 @@ private:
     }
   }
 
+  bool isDispatchTable(const std::string &key) const {
+    auto it = facts_.types.find(key);
+    if (it == facts_.types.end() || it->second.fields.empty()) return false;
+    size_t fps = 0;
+    for (const FieldInfo &f : it->second.fields) fps += f.isFunctionPointer;
+    return 2 * fps >= it->second.fields.size();
+  }
+
   // ---- ranking
   void score() {
     std::set<std::string> confirmed;
@@ -397,6 +405,11 @@ private:
       } else if (!writeBack_.empty()) {
         s -= 0.05;
         t.reasons.push_back("no write-back path found to any write-like call (-0.05)");
+      }
+      if (isDispatchTable(t.key)) {
+        s -= 0.25;
+        t.reasons.push_back("a dispatch table: most fields are function pointers, which do not "
+                            "survive a restart (-0.25)");
       }
       if (facts_.globalTypes.count(t.key)) {
         s += 0.05;

@@ -131,6 +131,7 @@ public:
       fi.typeText = f->getType().getCanonicalType().getAsString();
       fi.target = appStruct(f->getType(), &fi.viaPointer);
       fi.isInteger = f->getType()->isIntegerType();
+      fi.isFunctionPointer = f->getType()->isFunctionPointerType();
       t.fields.push_back(fi);
     }
     return true;
@@ -169,11 +170,13 @@ public:
   }
 
   bool VisitInitListExpr(InitListExpr *ile) {
-    if (!ile->isSemanticForm()) return true;
+    // Only the syntactic form is traversed; fields line up in the semantic one.
+    if (!ile->isSemanticForm() && ile->getSemanticForm()) ile = ile->getSemanticForm();
     const RecordType *rt = ile->getType()->getAs<RecordType>();
-    if (!rt) return true;
+    const RecordDecl *rd = rt ? rt->getDecl()->getDefinition() : nullptr;
+    if (!rd) return true;
     unsigned i = 0;
-    for (const FieldDecl *f : rt->getDecl()->fields()) {
+    for (const FieldDecl *f : rd->fields()) {
       if (i >= ile->getNumInits()) break;
       noteFunctionPointerFlow(fieldSlot(f), ile->getInit(i++));
     }

@@ -101,6 +101,7 @@ struct FieldInfo {
   std::string target;     // application struct reached through it, if any
   bool viaPointer = false;
   bool isInteger = false;
+  bool isFunctionPointer = false;
 };
 
 struct TypeFacts {

@@ -8,6 +8,7 @@
 #include "report.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -82,6 +83,13 @@ int main(int argc, const char **argv) {
   if (!cairn::collectFacts(*db, cFiles, n, facts)) {
     errs() << "cairn-analyze: none of the " << cFiles.size() << " files could be parsed\n";
     return 1;
+  }
+
+  if (getenv("CAIRN_ANALYZE_DEBUG")) {
+    for (const auto &[slot, fns] : facts.slotTargets)
+      errs() << "points-to " << slot << " -> " << join(fns, ",") << "\n";
+    for (const auto &[src, dsts] : facts.slotEdges)
+      errs() << "slot-copy " << src << " -> " << join(dsts, ",") << "\n";
   }
 
   cairn::AnalysisOptions aopts;

@@ -1,0 +1,46 @@
+#include "confdb.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int setting_load(struct confdb *db, const char *body) {
+    struct setting *s = malloc(sizeof *s);
+    if (sscanf(body, "%31s %ld", s->name, &s->value) != 2) { free(s); return -1; }
+    s->next = db->settings;
+    db->settings = s;
+    return 0;
+}
+
+static int setting_save(struct confdb *db, FILE *out) {
+    for (struct setting *s = db->settings; s; s = s->next)
+        fprintf(out, "set %s %ld\n", s->name, s->value);
+    return 0;
+}
+
+static int session_load(struct confdb *db, const char *body) {
+    struct session *s = calloc(1, sizeof(struct session));
+    sscanf(body, "%u %31s %lf", &s->id, s->user, &s->expires);
+    s->next = db->sessions;
+    db->sessions = s;
+    db->nsessions++;
+    return 0;
+}
+
+static int session_save(struct confdb *db, FILE *out) {
+    for (struct session *s = db->sessions; s; s = s->next)
+        fprintf(out, "ses %u %s %f\n", s->id, s->user, s->expires);
+    return 0;
+}
+
+static struct record_ops setting_ops = {"set", setting_load, setting_save};
+static struct record_ops session_ops;
+
+struct record_ops *handlers[8];
+int nhandlers;
+
+void register_handlers(void) {
+    session_ops.tag = "ses";
+    session_ops.load = session_load;
+    session_ops.save = session_save;
+    handlers[nhandlers++] = &setting_ops;
+    handlers[nhandlers++] = &session_ops;
+}
