@@ -10,7 +10,7 @@
  * Workloads: "read" (lookups/traversals only) and "mixed" (90% lookups,
  * 10% insert or delete). Prints one JSON object per (structure, workload).
  *
- *   ds_bench dram|pm POOL N OPS
+ *   ds_bench dram|pm POOL N OPS [STRUCTURE [WORKLOAD]]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -129,7 +129,11 @@ static long lookup(struct root *r, int ds, long key)
 
 int main(int argc, char **argv)
 {
-    if (argc < 5) { fprintf(stderr, "usage: %s dram|pm POOL N OPS\n", argv[0]); return 2; }
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s dram|pm POOL N OPS [STRUCTURE [WORKLOAD]]\n", argv[0]);
+        return 2;
+    }
+    const char *only_ds = argc > 5 ? argv[5] : NULL, *only_wl = argc > 6 ? argv[6] : NULL;
     in_pm = !strcmp(argv[1], "pm");
     long n = atol(argv[3]), ops = atol(argv[4]);
     struct root *roots[4];
@@ -147,11 +151,15 @@ int main(int argc, char **argv)
     for (int d = 0; d < 4; d++) roots[d] = calloc(1, sizeof(struct root));
     for (int d = 0; d < 4; d++) {
         struct root *r = roots[d];
+        if (only_ds && strcmp(only_ds, names[d]))
+            continue;
         long count = d == LIST ? n / 8 : n;    /* the list is O(n) per lookup */
         TX(RB_INIT(&r->rb); SPLAY_INIT(&r->sp));
         rng = 88172645463325252ull;
         for (long i = 0; i < count; i++) { long k = next_key(count); TX(insert(r, d, k)); }
         for (int mixed = 0; mixed < 2; mixed++) {
+            if (only_wl && strcmp(only_wl, mixed ? "mixed" : "read"))
+                continue;
             long nops = d == LIST ? ops / 64 : ops, sink = 0;
             double t0 = now();
             for (long i = 0; i < nops; i++) {
@@ -167,7 +175,7 @@ int main(int argc, char **argv)
             double t = now() - t0;
             printf("{\"structure\": \"%s\", \"workload\": \"%s\", \"ops\": %ld, "
                    "\"ns_per_op\": %.1f, \"sink\": %ld}\n", names[d],
-                   mixed ? "mixed" : "read", nops, t * 1e9 / nops, sink & 1);
+                   mixed ? "mixed" : "read", nops, nops ? t * 1e9 / nops : 0.0, sink & 1);
         }
     }
 #ifndef NO_CAIRN

@@ -86,6 +86,8 @@ void usage() {
       "  --help                    this text\n"
       "  --cairn-config            print where cairn-cc finds its parts\n"
       "  --cairn-static            link libcairn.a even if libcairn.so exists\n"
+      "  --cairn-count             count executed checks and conversions; set\n"
+      "                            CAIRN_CC_COUNTS=FILE when running to get them\n"
       "  --cairn-wset=FILE         extra write-set file for precompiled functions\n"
       "  --persistent-heap=FILE    (not yet implemented) malloc from a pool\n"
       "  --trace                   (not yet implemented) store-tracing build\n"
@@ -93,7 +95,8 @@ void usage() {
       "  -fno-cairn-OPT / -fcairn-OPT   turn an optimization off / on:\n");
   for (const char *o : kOptimizations)
     printf("      %s\n", o);
-  printf("  -mllvm -stats             print what each optimization saved\n"
+  printf("  --cairn-stats             print the pass's counters: what was\n"
+         "                            instrumented and what each optimization saved\n"
          "\n"
          "environment: CAIRN_CLANG overrides the clang binary.\n"
          "See docs/compiler.md.\n");
@@ -149,6 +152,8 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (a == "--cairn-static") { staticRuntime = true; continue; }
+    if (a == "--cairn-count") { mllvm.push_back("-cairn-count"); continue; }
+    if (a == "--cairn-stats") { mllvm.push_back("-cairn-stats"); continue; }
     if (a.rfind("--cairn-wset=", 0) == 0) { extraWsets.push_back(a.substr(13)); continue; }
     if (a == "--trace" || a.rfind("--persistent-heap", 0) == 0) {
       fprintf(stderr, "cairn-cc: %s is not implemented yet (issue 3)\n", a.c_str());

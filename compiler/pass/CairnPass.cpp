@@ -32,6 +32,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
@@ -72,24 +73,44 @@ static cl::opt<bool> ClScanWideStores(
 static cl::opt<bool> ClPersistentHeap(
     "cairn-persistent-heap", cl::init(false),
     cl::desc("malloc memory lives in a pool (do not treat it as volatile)"));
+static cl::opt<bool> ClCount(
+    "cairn-count", cl::init(false),
+    cl::desc("Count executed checks and conversions in cairn_cc__counts "
+             "(compiler/rt prints them at exit when CAIRN_CC_COUNTS=FILE)"));
+static cl::opt<bool> ClPrintStats(
+    "cairn-stats", cl::init(false),
+    cl::desc("Print the pass's counters to stderr (Debian's LLVM is built "
+             "without -stats support)"));
 static cl::list<std::string>
     ClWriteSets("cairn-wset", cl::desc("Write-set file (*.wset), repeatable"));
 
 // ---- counters ---------------------------------------------------------------
-STATISTIC(NumStores, "stores instrumented (region test and/or log)");
-STATISTIC(NumStoresVolatile, "stores skipped: target proven volatile");
-STATISTIC(NumChecksSkippedPM, "region tests skipped: target proven PM");
-STATISTIC(NumLogsMerged, "log calls removed by merging within a block");
-STATISTIC(NumPtrStores, "pointer stores converted to relative form");
-STATISTIC(NumNullStores, "NULL pointer stores needing no conversion");
-STATISTIC(NumPtrLoads, "pointer loads converted back");
-STATISTIC(NumPtrLoadsNullOnly, "pointer loads only compared with NULL");
-STATISTIC(NumIntToPtr, "inttoptr converted back");
-STATISTIC(NumRa2VaInline, "relative->virtual translations inlined");
-STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
-STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
-STATISTIC(NumAtomics, "cmpxchg/atomicrmw instrumented");
-STATISTIC(NumWriteSetCalls, "calls instrumented from write-set files");
+ALWAYS_ENABLED_STATISTIC(NumStores, "stores instrumented (region test and/or log)");
+ALWAYS_ENABLED_STATISTIC(NumStoresVolatile, "stores skipped: target proven volatile");
+ALWAYS_ENABLED_STATISTIC(NumChecksSkippedPM, "region tests skipped: target proven PM");
+ALWAYS_ENABLED_STATISTIC(NumLogsMerged, "log calls removed by merging within a block");
+ALWAYS_ENABLED_STATISTIC(NumPtrStores, "pointer stores converted to relative form");
+ALWAYS_ENABLED_STATISTIC(NumNullStores, "NULL pointer stores needing no conversion");
+ALWAYS_ENABLED_STATISTIC(NumPtrLoads, "pointer loads converted back");
+ALWAYS_ENABLED_STATISTIC(NumPtrLoadsNullOnly, "pointer loads only compared with NULL");
+ALWAYS_ENABLED_STATISTIC(NumIntToPtr, "inttoptr converted back");
+ALWAYS_ENABLED_STATISTIC(NumRa2VaInline, "relative->virtual translations inlined");
+ALWAYS_ENABLED_STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
+ALWAYS_ENABLED_STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
+ALWAYS_ENABLED_STATISTIC(NumAtomics, "cmpxchg/atomicrmw instrumented");
+ALWAYS_ENABLED_STATISTIC(NumWriteSetCalls, "calls instrumented from write-set files");
+
+static TrackingStatistic *const AllStats[] = {
+    &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
+    &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
+    &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
+    &NumAtomics,    &NumWriteSetCalls};
+
+static void printStats(StringRef Module) {
+  errs() << "===- cairn pass statistics: " << Module << " -===\n";
+  for (TrackingStatistic *S : AllStats)
+    errs() << format("%8u cairn - %s\n", S->getValue(), S->getDesc());
+}
 
 namespace {
 
@@ -120,7 +141,7 @@ private:
   PointerType *PtrTy;
   FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr,
       Strlen, Snprintf;
-  GlobalVariable *RegionLo, *RegionHi, *RaCache;
+  GlobalVariable *RegionLo, *RegionHi, *RaCache, *Counts;
   MDNode *Unlikely, *NoSanitize;
   StringMap<Constant *> Strings;
 
@@ -146,6 +167,9 @@ private:
   void instrumentStore(StoreInst *SI, const MergedLog *Merged);
   void instrumentPointerRead(Instruction *I);
   Value *emitRa2Va(Instruction *Before, Value *Rel);
+  enum Counter { RegionTests, LogCalls, PointerLoadChecks, RelativeLoads,
+                 RelativeStores };
+  void count(IRBuilder<> &B, Counter C);
   void instrumentMemIntrinsic(MemIntrinsic *MI);
   void instrumentAtomic(Instruction *I);
   void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
@@ -186,6 +210,14 @@ void CairnInstrumenter::initialize() {
   RegionLo = Global("cairn__region_lo");
   RegionHi = Global("cairn__region_hi");
   RaCache = Global("cairn_cc__ra_cache");
+  Counts = nullptr;
+  if (ClCount) {
+    Counts = M.getNamedGlobal("cairn_cc__counts");
+    if (!Counts)
+      Counts = new GlobalVariable(M, ArrayType::get(Int64Ty, 5), false,
+                                  GlobalValue::ExternalLinkage, nullptr,
+                                  "cairn_cc__counts");
+  }
   Ra2VaMiss = M.getOrInsertFunction("cairn_cc__ra2va_miss", PtrTy, Int64Ty);
   Unlikely = MDBuilder(Ctx).createUnlikelyBranchWeights();
   NoSanitize = MDNode::get(Ctx, {});
@@ -267,8 +299,19 @@ std::pair<Value *, Value *> CairnInstrumenter::sourceLocation(Instruction *I) {
   return {S, ConstantInt::get(Int32Ty, Line)};
 }
 
+void CairnInstrumenter::count(IRBuilder<> &B, Counter C) {
+  if (!Counts)
+    return;
+  Value *Slot = B.CreateConstInBoundsGEP2_64(Counts->getValueType(), Counts, 0, C);
+  auto *Old = B.CreateLoad(Int64Ty, Slot);
+  auto *St = B.CreateStore(B.CreateAdd(Old, B.getInt64(1)), Slot);
+  Old->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  St->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+}
+
 // The same test as cairn.h's cairn__in_region: (p - lo) < (hi - lo).
 Value *CairnInstrumenter::emitInRegion(IRBuilder<> &B, Value *P) {
+  count(B, RegionTests);
   auto *Lo = B.CreateLoad(Int64Ty, RegionLo, "cairn.lo");
   auto *Hi = B.CreateLoad(Int64Ty, RegionHi, "cairn.hi");
   Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
@@ -298,6 +341,7 @@ Instruction *CairnInstrumenter::thenBlockFor(Value *Cond, Instruction *Before) {
 void CairnInstrumenter::emitLog(IRBuilder<> &B, Value *Addr, Value *Len,
                                 Instruction *LocI) {
   auto [File, Line] = sourceLocation(LocI);
+  count(B, LogCalls);
   B.CreateCall(LogStore, {Addr, B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
 }
 
@@ -457,6 +501,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     auto *CI = dyn_cast<ConstantInt>(InPM);
     if (CI && CI->isOne()) {
       IRBuilder<> B(SI);
+      count(B, RelativeStores);
       Value *Rel = B.CreateCall(Va2Ra, {Addr, Val, File, Line});
       cloneStoreWithValue(SI, Rel, SI);
       SI->eraseFromParent();
@@ -465,6 +510,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     Instruction *ThenT, *ElseT;
     SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
     IRBuilder<> B(ThenT);
+    count(B, RelativeStores);
     Value *Rel = B.CreateCall(Va2Ra, {Addr, Val, File, Line});
     cloneStoreWithValue(SI, Rel, ThenT);
     SI->moveBefore(ElseT);
@@ -514,6 +560,7 @@ static bool onlyComparedWithNull(Instruction *I) {
 // Relative value -> address, before Before (see compiler/rt's cache layout).
 Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
+  count(B, RelativeLoads);
   if (!ClInlineRa2Va)
     return B.CreateCall(Ra2VaSlow, {Rel});
   ++NumRa2VaInline;
@@ -552,6 +599,7 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
                                      : B.CreatePtrToInt(I, Int64Ty);
   if (Bits->getType() != Int64Ty)
     Bits = B.CreateSExtOrTrunc(Bits, Int64Ty);
+  count(B, PointerLoadChecks);
   Value *IsRel = B.CreateICmpSLT(Bits, ConstantInt::get(Int64Ty, 0), "cairn.rel");
   BasicBlock *Head = I->getParent();
   Instruction *T = SplitBlockAndInsertIfThen(
@@ -770,6 +818,8 @@ struct CairnPass : PassInfoMixin<CairnPass> {
     bool Changed = false;
     for (Function &F : M)
       Changed |= Inst.instrumentFunction(F);
+    if (ClPrintStats)
+      printStats(M.getSourceFileName());
     return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
   static bool isRequired() { return true; }
