@@ -45,9 +45,9 @@ GOAL_OPEN_S = 0.5
 FORCE_ENV = {"CAIRN_PMEM_FORCE": "1", "PMEM_IS_PMEM_FORCE": "1"}
 
 FULL = dict(rounds=3, seconds=1.0, warmup=0.3, iterations=20,
-            pool_size=256 << 20, open_size=4 << 30, churn_s=1.0)
+            pool_size=256 << 20, open_size=4 << 30, churn_s=1.0, open_repeats=3)
 QUICK = dict(rounds=1, seconds=0.05, warmup=0.02, iterations=3,
-             pool_size=64 << 20, open_size=64 << 20, churn_s=0.2)
+             pool_size=64 << 20, open_size=64 << 20, churn_s=0.2, open_repeats=1)
 
 
 def register(subparsers):
@@ -242,7 +242,7 @@ def _churn_and_kill(cmd, env, churn_s):
 def run_open(tools, cfg, env, workdir, errors):
     result = {}
     impls = [i for i in IMPLS if i in tools]
-    bar = _progress(4 * len(impls), "open")
+    bar = _progress((1 + 2 * cfg["open_repeats"]) * len(impls), "open")
     for impl in impls:
         pool = str(Path(workdir) / f"cairn-bench-open-{impl}-{os.getpid()}.pool")
         entry = result.setdefault(impl, {"pool_size": cfg["open_size"]})
@@ -256,29 +256,35 @@ def run_open(tools, cfg, env, workdir, errors):
                 errors.append(f"open {impl}: fill failed: {err}")
                 continue
             entry["fill"] = fill[0]
-            got, err = _run([tools[impl], "open", "--pool", pool], env, timeout=600)
-            opened = [r for r in got if r.get("mode") == "open"]
-            if bar:
-                bar.update()
-            if err or not opened:
-                errors.append(f"open {impl}: open after clean close failed: {err}")
-                continue
-            entry["clean"] = opened[0]
-            err = _churn_and_kill([tools[impl], "churn", "--pool", pool], env, cfg["churn_s"])
-            if bar:
-                bar.update()
-            if err:
-                errors.append(f"open {impl}: {err}")
-                continue
-            entry["crashed"] = True
-            got, err = _run([tools[impl], "open", "--pool", pool], env, timeout=600)
-            opened = [r for r in got if r.get("mode") == "open"]
-            if bar:
-                bar.update()
-            if err or not opened:
-                errors.append(f"open {impl}: open after SIGKILL failed: {err}")
-                continue
-            entry["after_crash"] = opened[0]
+            for rep in range(cfg["open_repeats"]):
+                got, err = _run([tools[impl], "open", "--pool", pool], env, timeout=600)
+                opened = [r for r in got if r.get("mode") == "open"]
+                if bar:
+                    bar.update()
+                if err or not opened:
+                    errors.append(f"open {impl}: open after clean close failed: {err}")
+                    break
+                entry.setdefault("clean_runs", []).append(opened[0])
+            for rep in range(cfg["open_repeats"]):
+                err = _churn_and_kill([tools[impl], "churn", "--pool", pool], env,
+                                      cfg["churn_s"])
+                if err:
+                    errors.append(f"open {impl}: {err}")
+                    break
+                got, err = _run([tools[impl], "open", "--pool", pool], env, timeout=600)
+                opened = [r for r in got if r.get("mode") == "open"]
+                if bar:
+                    bar.update()
+                if err or not opened:
+                    errors.append(f"open {impl}: open after SIGKILL failed: {err}")
+                    break
+                entry.setdefault("crash_runs", []).append(opened[0])
+            for when in ("clean", "after_crash"):
+                runs = entry.get("clean_runs" if when == "clean" else "crash_runs")
+                if runs:
+                    entry[when] = dict(runs[-1], **{
+                        k: statistics.median(r[k] for r in runs)
+                        for k in ("open_s", "first_alloc_s", "walk_s")})
         finally:
             Path(pool).unlink(missing_ok=True)
     if bar:
@@ -290,6 +296,10 @@ def run_open(tools, cfg, env, workdir, errors):
 
 def _fmt(v, spec=".2f"):
     return "-" if v is None else format(v, spec)
+
+
+def _ms(seconds):
+    return "-" if seconds is None else f"{seconds * 1e3:.1f}"
 
 
 def _table(headers, rows, markdown):
@@ -325,28 +335,34 @@ def render(report, markdown=False):
                             rows, markdown))
     counts = report.get("counts")
     if counts:
+        def lines(m):
+            return "-" if not m else "%g (%g+%g)" % (m["flushes"] + m["nt_lines"],
+                                                     m["flushes"], m["nt_lines"])
         rows = []
         for op in OPS:
             c = counts.get(op, {})
             pm = c.get("pmemobj", {}).get("measured")
             cn = c.get("cairn", {}).get("measured")
-            self_ = c.get("cairn", {}).get("self") or {}
-            rows.append([op,
-                         _fmt(pm and pm["fences"], ".1f"), _fmt(pm and pm["flushes"], ".1f"),
-                         _fmt(pm and pm["nt_lines"], ".1f"),
-                         _fmt(cn and cn["fences"], ".1f"), _fmt(cn and cn["flushes"], ".1f"),
-                         _fmt(cn and cn["nt_lines"], ".1f"),
-                         _fmt(self_.get("dfences"), ".1f"), _fmt(self_.get("ofences"), ".1f"),
-                         _fmt(self_.get("flushes"), ".1f"),
+            self_ = c.get("cairn", {}).get("self")
+            fewer = "-"
+            if pm and cn:
+                fewer = "yes" if (cn["fences"] < pm["fences"] and
+                                  cn["flushes"] + cn["nt_lines"] <
+                                  pm["flushes"] + pm["nt_lines"]) else "NO"
+            rows.append([op, _fmt(pm and pm["fences"], "g"), lines(pm),
+                         _fmt(cn and cn["fences"], "g"), lines(cn),
+                         "-" if not self_ else "%gd+%go, %g" % (
+                             self_["dfences"], self_["ofences"], self_["flushes"]),
+                         fewer,
                          _fmt(pm and pm["instructions"], ".0f"),
                          _fmt(cn and cn["instructions"], ".0f")])
-        parts.append("Per operation, 1 thread, counted by single-stepping (cairn-stepcount); "
-                     "fences = sfence+mfence, flushes = clwb+clflushopt+clflush, "
-                     "nt lines = non-temporal bytes / 64; 'self' = cairn_stats_get:\n" +
-                     _table(["operation", "pm fences", "pm flushes", "pm nt lines",
-                             "cairn fences", "cairn flushes", "cairn nt lines",
-                             "self dfences", "self ofences", "self flushes",
-                             "pm instr", "cairn instr"], rows, markdown))
+        parts.append("Per operation, 1 thread, counted by single-stepping both programs "
+                     "(cairn-stepcount): fences = sfence+mfence executed; lines = cache lines "
+                     "written back = clwb+clflushopt+clflush (+ non-temporal bytes / 64); "
+                     "cairn self = its cairn_stats_get (dfences+ofences, flushed lines):\n" +
+                     _table(["operation", "pmemobj fences", "pmemobj lines (flush+nt)",
+                             "cairn fences", "cairn lines (flush+nt)", "cairn self",
+                             "fewer both", "pmemobj instr", "cairn instr"], rows, markdown))
     opened = report.get("open")
     if opened:
         rows = []
@@ -360,20 +376,34 @@ def render(report, markdown=False):
                 moved = "yes" if len({f.get("base"), c["base"], k["base"]}) > 1 else "no"
             rows.append([impl, f"{e['pool_size'] / (1 << 30):g} GiB", f.get("objects", "-"),
                          _fmt(f.get("seconds"), ".1f"),
-                         _fmt(c.get("open_s"), ".4f"), _fmt(c.get("first_alloc_s"), ".4f"),
-                         _fmt(k.get("open_s"), ".4f"), _fmt(k.get("first_alloc_s"), ".4f"),
+                         _ms(c.get("open_s")), _ms(c.get("first_alloc_s")),
+                         _ms(k.get("open_s")), _ms(k.get("first_alloc_s")),
                          "%s/%s" % (c.get("objects", "-"), k.get("objects", "-")),
                          " ".join(x.get("base", "?") for x in (f, c, k) if x), moved])
         parts.append(f"Open of a pool full of 1 KiB objects linked from the root (goal <= "
                      f"{GOAL_OPEN_S} s); clean = after pmemobj_close/cairn_pool_close, crash = "
                      f"after SIGKILL during transactions; first alloc = zeroed alloc+free right "
-                     f"after the open (PMDK builds its heap lazily):\n" +
-                     _table(["impl", "pool", "objects", "fill s", "open clean s",
-                             "1st alloc s", "open crash s", "1st alloc s", "walked clean/crash",
+                     f"after the open (PMDK builds its heap lazily); median of "
+                     f"{report['config']['open_repeats']} opens each:\n" +
+                     _table(["impl", "pool", "objects", "fill s", "open clean ms",
+                             "1st alloc ms", "open crash ms", "1st alloc ms", "walked clean/crash",
                              "root address fill/clean/crash", "moved"], rows, markdown))
     if report.get("errors"):
         parts.append("Errors:\n" + "\n".join("  " + e for e in report["errors"]))
     return "\n\n".join(parts)
+
+
+def _source_state():
+    """The commit the measured runtime was built from, and whether runtime/
+    or include/ had uncommitted changes then."""
+    def git(*a):
+        try:
+            return subprocess.run(["git", "-C", str(paths.SOURCE_ROOT), *a], text=True,
+                                  capture_output=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    return {"commit": git("rev-parse", "--short", "HEAD") or None,
+            "runtime_dirty": bool(git("status", "--porcelain", "--", "runtime", "include"))}
 
 
 def _command_line(args):
@@ -408,7 +438,7 @@ def run_runtime(args):
               "threads": threads, "dir": args.dir, "env": FORCE_ENV,
               "impls": [i for i in IMPLS if i in tools],
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "command": _command_line(args)}
+              "command": _command_line(args), "source": _source_state()}
     if "micro" in parts:
         micro = run_micro(tools, cfg, threads, env, args.dir, errors)
         report["micro"] = micro
