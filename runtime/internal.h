@@ -128,6 +128,7 @@ struct cairn_pool {
     uint64_t  open_seq;               /* distinguishes reopenings for caches */
     bool      user_flush;             /* DAX/MAP_SYNC or forced: clwb; else msync */
     bool      recovered;              /* open found a dirty pool */
+    bool      inherited;              /* we are a fork child: read-only view */
     bool      no_persist;             /* a private copy being checked: never flush */
     /* check.c: told of pointers that lead to no object */
     void    (*bad_ptr)(void *ctx, uint64_t from_off, uint64_t to_off);

@@ -462,6 +462,11 @@ fail:
 
 static int pool_close(cairn_pool *pool, bool write_back)
 {
+    if (pool->inherited) {
+        cairn__err(EPERM, "%s: this process is a fork child; the pool belongs to its parent",
+                   pool->path);
+        return -1;
+    }
     if (atomic_load(&pool->lanes_busy)) {
         cairn__err(EBUSY, "%s: transactions are still open on this pool; commit or abort "
                    "them before closing", pool->path);
@@ -492,25 +497,29 @@ int cairn_pool_close(cairn_pool *pool)
 
 static void atexit_close_all(void)
 {
-    for (int i = 0; i < region_slots; i++)
-        if (slot_pool[i]) pool_close(slot_pool[i], true);
+    for (int i = 0; i < region_slots; i++) {
+        cairn_pool *p = slot_pool[i];
+        if (!p) continue;
+        if (p->inherited) {             /* a fork child: leave the parent's pool alone */
+            slot_pool[i] = NULL;
+            continue;
+        }
+        pool_close(p, true);
+    }
 }
 
-/* A child of fork shares the parent's pools (MAP_SHARED). It may read them;
- * its writes would race the parent's, so the child's view becomes read-only
- * and the child never writes back allocator state or the clean flag. */
+/* A child of fork shares the parent's pools (MAP_SHARED). It may read them
+ * (pointers keep converting); its writes would race the parent's, so its
+ * view becomes read-only, and it never writes allocator state or the clean
+ * flag back. The parent's lanes and locks are the parent's. */
 static void atfork_child(void)
 {
     for (int i = 0; i < region_slots; i++) {
         cairn_pool *p = slot_pool[i];
         if (!p) continue;
         mprotect(p->base, p->size, PROT_READ);
-        slot_pool[i] = p;   /* still readable: pointers keep converting */
+        p->inherited = true;
     }
-    atomic_store(&open_counter, open_counter + 1000);
-    /* forget pools at exit without touching them */
-    for (int i = 0; i < region_slots; i++)
-        if (slot_pool[i]) slot_pool[i]->fd = -1;
 }
 
 int cairn_pool_grow(cairn_pool *pool, size_t new_size)

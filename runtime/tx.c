@@ -63,6 +63,7 @@ struct tx {
     /* bytes logged (or fresh) in this tx, per cache line: a set of masks */
     uint64_t *lkey, *lmask;
     size_t lcap, lcount;
+    uint32_t *lused;            /* occupied slots, so commit and reset touch only them */
     struct vec big;             /* struct range: large logged/fresh ranges */
     struct vec clob;            /* struct range: clobbered */
     struct vec allocs;          /* struct range: allocated here (abort frees) */
@@ -105,18 +106,22 @@ static void lset_grow(void)
 {
     size_t ncap = T.lcap ? T.lcap * 2 : 1024;
     uint64_t *nk = calloc(ncap, 8), *nm = calloc(ncap, 8);
-    if (!nk || !nm) tx_fatal("out of memory tracking logged ranges");
-    for (size_t i = 0; i < T.lcap; i++) {
-        if (!T.lkey[i]) continue;
+    uint32_t *nu = malloc(ncap / 2 * sizeof *nu);
+    if (!nk || !nm || !nu) tx_fatal("out of memory tracking logged ranges");
+    for (size_t u = 0; u < T.lcount; u++) {
+        size_t i = T.lused[u];
         size_t j = lhash(T.lkey[i], ncap);
         while (nk[j]) j = (j + 1) & (ncap - 1);
         nk[j] = T.lkey[i];
         nm[j] = T.lmask[i];
+        nu[u] = (uint32_t)j;
     }
     free(T.lkey);
     free(T.lmask);
+    free(T.lused);
     T.lkey = nk;
     T.lmask = nm;
+    T.lused = nu;
     T.lcap = ncap;
 }
 
@@ -138,7 +143,7 @@ static inline uint64_t *lset_slot(uint64_t line, bool create)
     }
     T.lkey[j] = line;
     T.lmask[j] = 0;
-    T.lcount++;
+    T.lused[T.lcount++] = (uint32_t)j;
     return &T.lmask[j];
 }
 
@@ -307,11 +312,12 @@ static void tx_reset(void)
 {
     if (T.lcount) {
         if (T.lcap > 65536) {       /* a huge transaction: give the memory back */
-            free(T.lkey); free(T.lmask);
+            free(T.lkey); free(T.lmask); free(T.lused);
             T.lkey = T.lmask = NULL;
+            T.lused = NULL;
             T.lcap = 0;
         } else {
-            memset(T.lkey, 0, T.lcap * 8);
+            for (size_t u = 0; u < T.lcount; u++) T.lkey[T.lused[u]] = 0;
         }
     }
     T.lcount = 0;
@@ -330,6 +336,10 @@ int cairn_tx_begin(cairn_pool *pool)
         return -1;
     }
     T.pending_aborted = 0;
+    if (pool->inherited) {
+        cairn__err(EPERM, "%s: a fork child cannot write its parent's pool", pool->path);
+        return -1;
+    }
     if (T.depth > 0) {
         if (T.pool != pool) {
             cairn__err(EINVAL, "cairn_tx_begin: this thread is already in a transaction on %s; "
@@ -358,8 +368,8 @@ bool cairn__tx_in(cairn_pool *pool) { return T.depth > 0 && T.pool == pool; }
 static void flush_written(void)
 {
     cairn_pool *pool = T.pool;
-    for (size_t i = 0; i < T.lcap && T.lcount; i++)
-        if (T.lkey[i]) cairn__flush_range(pool, (void *)(T.lkey[i] << 6), 64);
+    for (size_t u = 0; u < T.lcount; u++)
+        cairn__flush_range(pool, (void *)(T.lkey[T.lused[u]] << 6), 64);
     struct range *r = T.big.v;
     for (size_t i = 0; i < T.big.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
     r = T.clob.v;

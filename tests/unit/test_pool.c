@@ -202,6 +202,36 @@ static void big_pool(void)
     unlink(path);
 }
 
+static cairn_pool *FP;
+static struct rootA *FR;
+static void child_reads(void *arg)
+{
+    (void)arg;
+    if (FR->a != 5) _exit(3);                     /* reads work */
+    if (cairn_tx_begin(FP) == 0) _exit(4);        /* writes are refused */
+    if (!strstr(cairn_errormsg(), "fork child")) _exit(5);
+    exit(0);                                      /* atexit must leave the pool alone */
+}
+
+static void fork_child_reads_only(void)
+{
+    const char *path = t_path("fork");
+    FP = cairn_pool_create(path, "fork", 8 << 20);
+    REQUIRE(FP);
+    FR = CAIRN_ROOT(FP, struct rootA);
+    CAIRN_TX(FP) { cairn_tx_add(FR, 8); FR->a = 5; }
+    CHECK(t_child(child_reads, NULL, NULL, 0) == 0);
+    CAIRN_TX(FP) { cairn_tx_add(FR, 8); FR->a = 6; }   /* the parent goes on */
+    CHECK(cairn_pool_close(FP) == 0);
+    FP = cairn_pool_open(path, "fork");
+    REQUIRE(FP);
+    struct cairn_recovery rec;
+    cairn_pool_recovery(FP, &rec);
+    CHECK(rec.recovered == 0 && CAIRN_ROOT(FP, struct rootA)->a == 6);
+    cairn_pool_close(FP);
+    unlink(path);
+}
+
 int main(void)
 {
     RUN(create_open_close);
@@ -213,5 +243,6 @@ int main(void)
     RUN(copy_of_open_pool_refused);
     RUN(close_with_open_tx_refused);
     RUN(big_pool);
+    RUN(fork_child_reads_only);
     DONE();
 }
