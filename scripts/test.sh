@@ -16,7 +16,7 @@ scripts/build.sh | tail -n 1
 step "unit tests"
 ctest --test-dir build --output-on-failure -j2
 step "end-to-end tests"
-CAIRN_BUILD=$PWD/build .venv/bin/pytest -q tests
+CAIRN_BUILD=$PWD/build .venv/bin/python -m pytest -q tests
 
 san() {  # name, sanitizer flags, test regex
   local dir=build-$1
