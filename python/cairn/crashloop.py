@@ -49,6 +49,13 @@ def _env() -> dict:
     return env
 
 
+def _read_progress(path: Path) -> int:
+    try:
+        return int.from_bytes(path.read_bytes()[:8], "little")
+    except (OSError, ValueError):
+        return 0
+
+
 def verify(writer: Path, pool: Path, env: dict) -> tuple[bool, int, str]:
     v = subprocess.run([str(writer), "verify", str(pool)], capture_output=True, text=True, env=env, timeout=120)
     m = re.search(r"(\d+) operations committed", v.stdout)
@@ -68,18 +75,21 @@ def kill_loop(pool: Path, kills: int, writer: Path | None = None, min_ms: float 
     rng = random.Random(seed)
     env = _env()
     report = LoopReport()
+    progress_file = Path(str(pool) + ".progress")
+    env["KV_PROGRESS"] = str(progress_file)
     for i in range(kills):
         delay = rng.uniform(min_ms, max_ms)
+        progress_file.write_bytes(b"\0" * 8)
         proc = subprocess.Popen([str(writer), "run", str(pool), "0"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env)
+        # wait until the writer is committing, then kill it a random time later
+        deadline = time.monotonic() + 10
+        while _read_progress(progress_file) == 0 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.0005)
         time.sleep(delay / 1000.0)
         proc.send_signal(signal.SIGKILL)
         out, err = proc.communicate()
-        reported = 0
-        for line in out.decode(errors="replace").splitlines()[::-1]:
-            if line.startswith("committed "):
-                reported = int(line.split()[1])
-                break
+        reported = _read_progress(progress_file)
         if proc.returncode not in (-signal.SIGKILL, 0):
             res = KillResult(i, delay, reported, -1, False, False,
                              f"writer failed ({proc.returncode}): {err.decode(errors='replace').strip()}")
@@ -89,11 +99,12 @@ def kill_loop(pool: Path, kills: int, writer: Path | None = None, min_ms: float 
             continue
         ok, recovered, vdetail = verify(writer, pool, env)
         cok, cdetail = check(pool, env)
-        detail = vdetail if ok else vdetail
+        detail = vdetail
         if not cok:
             detail += "\n" + cdetail
         res = KillResult(i, delay, reported, recovered, ok, cok, detail)
         report.results.append(res)
         if progress:
             progress(res)
+    progress_file.unlink(missing_ok=True)
     return report
