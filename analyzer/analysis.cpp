@@ -121,6 +121,7 @@ private:
       if (parent_.emplace(l, CallStep{l, {}}).second) fifo.push_back(l);
     }
     std::set<std::string> loads(opts_.loads.begin(), opts_.loads.end());
+    for (const std::string &s : opts_.skip) parent_.emplace(s, CallStep{s, {}});
     while (!fifo.empty()) {
       std::string name = fifo.front();
       fifo.pop_front();
@@ -293,7 +294,8 @@ private:
   }
 
   // ---- 2c. iterators: live only in locals (no global, no field of another
-  // struct, not handed in or out of a load function), point into
+  // struct, never converted to void * or char * outside free-like and libc
+  // calls, not handed in or out of a load function), point into
   // candidates, and are never themselves written back to a file.
   void dropIterators() {
     std::set<std::string> loadSig;
@@ -307,7 +309,9 @@ private:
       std::set<std::string> held = fieldTargets(iters);
       for (TypeResult &t : res_.types) {
         if (!t.reported || iters.count(t.key) || !facts_.types.count(t.key)) continue;
-        if (facts_.globalTypes.count(t.key) || held.count(t.key) || loadSig.count(t.key)) continue;
+        if (facts_.globalTypes.count(t.key) || held.count(t.key) || loadSig.count(t.key) ||
+            facts_.untypedEscapes.count(t.key))
+          continue;
         if (t.writeBackDirect) continue;
         bool pointsIntoCandidate = false;
         for (const FieldInfo &f : facts_.types.at(t.key).fields)

@@ -10,6 +10,7 @@ namespace cairn {
 
 struct AnalysisOptions {
   std::vector<std::string> loads;
+  std::vector<std::string> skip;  // functions the walk must not enter (e.g. an event loop run while loading)
   bool nvmoveOnly = false;  // reproduce NVMOVE (section 3) without cairn's refinements
 };
 

@@ -15,6 +15,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
 
 #include <mutex>
 #include <thread>
@@ -263,6 +264,8 @@ public:
       else if (fd && !cs.callee.empty())
         noteFunctionPointerFlow("param:" + cs.callee + "#" + std::to_string(i), a);
     }
+    if (fd && (isLibcFunction(cs.callee) || StringRef(cs.callee).contains_insensitive("free")))
+      for (const Expr *a : ce->arguments()) benignCasts_.insert(a);
     if (!fn_) return true;
     if (fd) libcEffects(cs.callee, ce);
     if (!fd || isApp(fd)) {
@@ -276,6 +279,18 @@ public:
       }
     }
     fn_->calls.push_back(std::move(cs));
+    return true;
+  }
+
+  // T * -> void * / char *: T may now live anywhere, so it is no iterator.
+  bool VisitCastExpr(CastExpr *c) {
+    if (benignCasts_.count(c)) return true;
+    const auto *to = c->getType()->getAs<PointerType>();
+    const Expr *sub = c->getSubExpr();
+    const auto *from = sub->getType()->getAs<PointerType>();
+    if (!to || !from || to->getPointeeType()->isRecordType()) return true;
+    std::string t = appStruct(from->getPointeeType());
+    if (!t.empty()) facts_.untypedEscapes.insert(t);
     return true;
   }
 
@@ -669,6 +684,7 @@ private:
   FunctionFacts *fn_ = nullptr;
   const FunctionDecl *fnDecl_ = nullptr;
   std::set<const DeclRefExpr *> calleeRefs_;
+  std::set<const Expr *> benignCasts_;
   std::map<std::string, std::set<std::string>> aliases_;
 };
 
@@ -744,6 +760,7 @@ void mergeFacts(ProgramFacts &into, ProgramFacts &&from) {
   for (auto &[k, v] : from.slotEdges) into.slotEdges[k].insert(v.begin(), v.end());
   into.addressTaken.insert(from.addressTaken.begin(), from.addressTaken.end());
   into.globalTypes.insert(from.globalTypes.begin(), from.globalTypes.end());
+  into.untypedEscapes.insert(from.untypedEscapes.begin(), from.untypedEscapes.end());
   into.globalOfType.insert(from.globalOfType.begin(), from.globalOfType.end());
   into.allocs.insert(into.allocs.end(), from.allocs.begin(), from.allocs.end());
   into.translationUnits += from.translationUnits;
@@ -760,7 +777,11 @@ bool collectFacts(const tooling::CompilationDatabase &db, const std::vector<std:
   for (unsigned t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       for (size_t i = t; i < files.size(); i += threads) {
-        tooling::ClangTool tool(db, {files[i]});
+        // A physical file system of this thread's own: the default real one
+        // shares the process's working directory, which ClangTool changes
+        // per compile command, so parallel tools would race on it.
+        tooling::ClangTool tool(db, {files[i]}, std::make_shared<PCHContainerOperations>(),
+                                llvm::vfs::createPhysicalFileSystem());
         tool.appendArgumentsAdjuster(tooling::getClangStripOutputAdjuster());
         tool.appendArgumentsAdjuster(tooling::getClangSyntaxOnlyAdjuster());
         tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(

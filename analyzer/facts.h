@@ -123,6 +123,9 @@ struct ProgramFacts {
   std::map<std::string, std::set<std::string>> slotEdges;
   // Address-taken functions with their canonical type, for the fallback.
   std::map<std::string, std::string> addressTaken;  // function -> signature
+  // Types whose pointers are converted to void * or char * (stored in a
+  // generic container, robj->ptr style) outside free-like and libc calls.
+  std::set<std::string> untypedEscapes;
   std::set<std::string> globalTypes;    // app types of global variables (value or pointer)
   std::map<std::string, std::string> globalOfType; // type -> an example global name
   std::vector<AllocSite> allocs;

@@ -21,6 +21,8 @@ using namespace llvm;
 static cl::OptionCategory category("cairn-analyze options");
 static cl::list<std::string> loadFns("load", cl::desc("Load function(s): where the program reads its saved state"),
                                      cl::CommaSeparated, cl::OneOrMore, cl::cat(category));
+static cl::list<std::string> skipFns("skip", cl::desc("Function(s) the walk must not enter, e.g. an event loop run while loading"),
+                                     cl::CommaSeparated, cl::cat(category));
 static cl::opt<std::string> buildPath("p", cl::desc("Directory holding compile_commands.json"),
                                       cl::init("."), cl::cat(category));
 static cl::list<std::string> sources(cl::Positional, cl::desc("[files to analyze; default: all in the database]"),
@@ -94,6 +96,7 @@ int main(int argc, const char **argv) {
 
   cairn::AnalysisOptions aopts;
   aopts.loads.assign(loadFns.begin(), loadFns.end());
+  aopts.skip.assign(skipFns.begin(), skipFns.end());
   aopts.nvmoveOnly = nvmove;
   cairn::AnalysisResult result = cairn::analyze(facts, aopts);
 

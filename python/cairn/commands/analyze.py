@@ -21,6 +21,8 @@ def register(subparsers) -> None:
                     "the state it loads from files, each with its evidence chain.")
     p.add_argument("--load", required=True, metavar="FN[,FN...]",
                    help="function(s) that read the saved state (e.g. rdbLoad)")
+    p.add_argument("--skip", metavar="FN[,FN...]",
+                   help="functions the walk must not enter (e.g. an event loop run while loading)")
     p.add_argument("-p", dest="build_dir", default=".", metavar="BUILD_DIR",
                    help="directory holding compile_commands.json (default: .)")
     p.add_argument("--make", metavar="CMD", nargs="?", const="make",
@@ -64,6 +66,8 @@ def run(args) -> int:
     for flag in ("json", "suggest", "nvmove", "hide_dropped"):
         if getattr(args, flag):
             cmd.append("--" + flag.replace("_", "-"))
+    if args.skip:
+        cmd += ["--skip", args.skip]
     if args.jobs:
         cmd += ["-j", str(args.jobs)]
     if args.root:
