@@ -26,7 +26,7 @@ namespace {
 const char *const kOptimizations[] = {
     "skip-volatile",   "skip-check-pm",      "merge-logs",
     "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
-    "inline-ra2va",
+    "inline-ra2va", "hoist-loop-logs",
 };
 
 bool exists(const std::string &p) {

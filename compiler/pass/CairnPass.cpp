@@ -16,11 +16,17 @@
 //===----------------------------------------------------------------------===//
 #include "WriteSet.h"
 
+#include <map>
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
@@ -35,6 +41,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 using namespace llvm;
 
@@ -56,6 +64,13 @@ static cl::opt<bool> ClMergeLogs(
     "cairn-merge-logs", cl::init(true),
     cl::desc("Log once for stores to one object in a block with no call "
              "between them (adjacent and redundant log elimination)"));
+static cl::opt<bool> ClHoistLoopLogs(
+    "cairn-hoist-loop-logs", cl::init(true),
+    cl::desc("One log before a loop for the range a store in it writes over "
+             "all iterations (Breeze Fig. 8), when the loop has no calls"));
+static cl::opt<unsigned> ClHoistMaxStride(
+    "cairn-hoist-max-stride", cl::init(64),
+    cl::desc("Largest stride (bytes) of a store whose loop log is hoisted"));
 static cl::opt<bool> ClSkipNullConvert(
     "cairn-skip-null-convert", cl::init(true),
     cl::desc("Store NULL pointers into PM without a conversion call"));
@@ -89,6 +104,7 @@ ALWAYS_ENABLED_STATISTIC(NumStores, "stores instrumented (region test and/or log
 ALWAYS_ENABLED_STATISTIC(NumStoresVolatile, "stores skipped: target proven volatile");
 ALWAYS_ENABLED_STATISTIC(NumChecksSkippedPM, "region tests skipped: target proven PM");
 ALWAYS_ENABLED_STATISTIC(NumLogsMerged, "log calls removed by merging within a block");
+ALWAYS_ENABLED_STATISTIC(NumLoopLogsHoisted, "loop stores logged once before the loop");
 ALWAYS_ENABLED_STATISTIC(NumPtrStores, "pointer stores converted to relative form");
 ALWAYS_ENABLED_STATISTIC(NumNullStores, "NULL pointer stores needing no conversion");
 ALWAYS_ENABLED_STATISTIC(NumPtrLoads, "pointer loads converted back");
@@ -102,6 +118,7 @@ ALWAYS_ENABLED_STATISTIC(NumWriteSetCalls, "calls instrumented from write-set fi
 
 static TrackingStatistic *const AllStats[] = {
     &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
+    &NumLoopLogsHoisted,
     &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
     &NumAtomics,    &NumWriteSetCalls};
@@ -130,7 +147,9 @@ public:
       : M(M), DL(M.getDataLayout()), Ctx(M.getContext()), WS(WS) {
     initialize();
   }
-  bool instrumentFunction(Function &F);
+  // LI/SE/DT may be null (no loop hoisting).
+  bool instrumentFunction(Function &F, LoopInfo *LI, ScalarEvolution *SE,
+                          DominatorTree *DT);
 
 private:
   Module &M;
@@ -160,10 +179,15 @@ private:
       Function &F, SmallVectorImpl<Instruction *> &Writes,
       SmallVectorImpl<Instruction *> &PointerReads,
       DenseMap<Instruction *, MergedLog> &MergedAt,
-      DenseMap<Instruction *, Instruction *> &Covered);
+      DenseMap<Instruction *, Instruction *> &Covered,
+      const std::map<Instruction *, MergedLog> &Hoisted);
+  void hoistLoopLogs(Function &F, LoopInfo &LI, ScalarEvolution &SE,
+                     DominatorTree &DT,
+                     std::map<Instruction *, MergedLog> &Hoisted);
   void mergeLogsInBlock(BasicBlock &BB,
                         DenseMap<Instruction *, MergedLog> &MergedAt,
-                        DenseMap<Instruction *, Instruction *> &Covered);
+                        DenseMap<Instruction *, Instruction *> &Covered,
+                        const std::map<Instruction *, MergedLog> &Hoisted);
   void instrumentStore(StoreInst *SI, const MergedLog *Merged);
   void instrumentPointerRead(Instruction *I);
   Value *emitRa2Va(Instruction *Before, Value *Rel);
@@ -380,13 +404,141 @@ static bool isBarrierFree(const Instruction &I) {
   return CB->doesNotAccessMemory();
 }
 
+// cairn-hoist-loop-logs (Breeze, seed 000 Fig. 8): a store that runs on
+// every iteration of a loop with no calls, at an address advancing by a
+// constant stride, writes [Begin, Begin + Len) over the whole loop, with
+// Len = trip-count-1 * |stride| + size. One log of that range in the
+// preheader replaces one per iteration; with no call in the loop the
+// transaction cannot end before the loop does, so the early snapshot is as
+// good. The preheader always enters the loop, so the range is written.
+void CairnInstrumenter::hoistLoopLogs(
+    Function &, LoopInfo &LI, ScalarEvolution &SE, DominatorTree &DT,
+    std::map<Instruction *, MergedLog> &Hoisted) {
+  SCEVExpander Exp(SE, DL, "cairn.hoist");
+  struct Candidate {
+    StoreInst *SI;
+    Instruction *InsertPt;
+    const SCEV *Begin, *Len;
+  };
+  SmallVector<Candidate, 8> Cands;
+  for (Loop *L : LI.getLoopsInPreorder()) {
+    BasicBlock *Latch = L->getLoopLatch();
+    if (!Latch || !L->getLoopPredecessor())
+      continue;
+    if (llvm::any_of(L->blocks(), [](BasicBlock *BB) {
+          return llvm::any_of(*BB, [](Instruction &I) { return !isBarrierFree(I); });
+        }))
+      continue;
+    if (!llvm::any_of(L->blocks(), [](BasicBlock *BB) {
+          return llvm::any_of(*BB, [](Instruction &I) { return isa<StoreInst>(I); });
+        }))
+      continue;
+    // The end of the pipeline need not leave loops in simplified form; the
+    // log must sit on the edge into the loop, never before its guard.
+    BasicBlock *PH = L->getLoopPreheader();
+    if (!PH) {
+      PH = InsertPreheaderForLoop(L, &DT, &LI, nullptr, false);
+      if (!PH)
+        continue;
+      SE.forgetLoop(L);
+    }
+    const SCEV *BTC = SE.getBackedgeTakenCount(L);
+    if (isa<SCEVCouldNotCompute>(BTC) || !BTC->getType()->isIntegerTy())
+      continue;
+    BTC = SE.getTruncateOrZeroExtend(BTC, Int64Ty);
+    Instruction *InsertPt = PH->getTerminator();
+    for (BasicBlock *BB : L->blocks()) {
+      if (LI.getLoopFor(BB) != L || !DT.dominates(BB, Latch))
+        continue;
+      for (Instruction &I : *BB) {
+        auto *SI = dyn_cast<StoreInst>(&I);
+        if (!SI || SI->hasMetadata(LLVMContext::MD_nosanitize) ||
+            classify(SI->getPointerOperand()) == Where::Volatile)
+          continue;
+        auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(SI->getPointerOperand()));
+        if (!AR || AR->getLoop() != L || !AR->isAffine())
+          continue;
+        auto *StepC = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+        if (!StepC)
+          continue;
+        int64_t Step = StepC->getAPInt().getSExtValue();
+        uint64_t Stride = Step < 0 ? -(uint64_t)Step : (uint64_t)Step;
+        uint64_t Size = DL.getTypeStoreSize(SI->getValueOperand()->getType())
+                            .getFixedValue();
+        if (Stride == 0 || Stride > ClHoistMaxStride)
+          continue;
+        const SCEV *Span = SE.getMulExpr(BTC, SE.getConstant(Int64Ty, Stride));
+        const SCEV *Len = SE.getAddExpr(Span, SE.getConstant(Int64Ty, Size));
+        const SCEV *Begin = Step > 0 ? AR->getStart()
+                                     : SE.getMinusSCEV(AR->getStart(), Span);
+        if (isa<SCEVCouldNotCompute>(Begin) ||
+            !Exp.isSafeToExpandAt(Begin, InsertPt) ||
+            !Exp.isSafeToExpandAt(Len, InsertPt))
+          continue;
+        Cands.push_back({SI, InsertPt, Begin, Len});
+      }
+    }
+  }
+  // Unrolled loops have several such stores a constant distance apart with
+  // the same length: one log covers them all.
+  struct Group {
+    Candidate First;
+    int64_t MinOff = 0, MaxOff = 0;
+    SmallVector<StoreInst *, 4> Stores;
+  };
+  SmallVector<Group, 8> Groups;
+  for (Candidate &C : Cands) {
+    Group *G = nullptr;
+    int64_t Off = 0;
+    for (Group &Gr : Groups) {
+      if (Gr.First.InsertPt != C.InsertPt || Gr.First.Len != C.Len)
+        continue;
+      auto *D = dyn_cast<SCEVConstant>(SE.getMinusSCEV(C.Begin, Gr.First.Begin));
+      if (D && D->getAPInt().abs().ule(ClHoistMaxStride)) {
+        G = &Gr;
+        Off = D->getAPInt().getSExtValue();
+        break;
+      }
+    }
+    if (!G) {
+      Groups.push_back(Group{C, 0, 0, {}});
+      G = &Groups.back();
+    }
+    G->MinOff = std::min(G->MinOff, Off);
+    G->MaxOff = std::max(G->MaxOff, Off);
+    G->Stores.push_back(C.SI);
+  }
+  SmallVector<std::pair<Value *, Value *>, 8> Ranges;
+  for (Group &G : Groups) {
+    const SCEV *Begin = SE.getAddExpr(G.First.Begin,
+                                      SE.getConstant(Int64Ty, G.MinOff, true));
+    const SCEV *Len = SE.getAddExpr(
+        G.First.Len, SE.getConstant(Int64Ty, G.MaxOff - G.MinOff));
+    Ranges.push_back({Exp.expandCodeFor(Begin, PtrTy, G.First.InsertPt),
+                      Exp.expandCodeFor(Len, Int64Ty, G.First.InsertPt)});
+  }
+  for (unsigned K = 0; K < Groups.size(); K++) {
+    Group &G = Groups[K];
+    auto [Begin, Len] = Ranges[K];
+    Value *InPM = regionCondition(G.First.InsertPt, Begin,
+                                  classify(G.First.SI->getPointerOperand()));
+    IRBuilder<> B(thenBlockFor(InPM, G.First.InsertPt));
+    emitLog(B, Begin, Len, G.First.SI);
+    for (StoreInst *SI : G.Stores) {
+      Hoisted[SI] = {Begin, 0, 0, InPM};
+      ++NumLoopLogsHoisted;
+    }
+  }
+}
+
 // cairn-merge-logs: inside one block, between two calls, the stores to one
 // base pointer at constant offsets need one log for the span they cover,
 // emitted before the first of them. No call in between means the
 // transaction cannot end, so one snapshot taken earlier is as good.
 void CairnInstrumenter::mergeLogsInBlock(
     BasicBlock &BB, DenseMap<Instruction *, MergedLog> &MergedAt,
-    DenseMap<Instruction *, Instruction *> &Covered) {
+    DenseMap<Instruction *, Instruction *> &Covered,
+    const std::map<Instruction *, MergedLog> &Hoisted) {
   struct Group {
     StoreInst *First;
     int64_t Begin, End;
@@ -410,7 +562,7 @@ void CairnInstrumenter::mergeLogsInBlock(
       continue;
     }
     auto *SI = dyn_cast<StoreInst>(&I);
-    if (!SI || SI->isAtomic())
+    if (!SI || SI->isAtomic() || Hoisted.count(SI))
       continue;
     APInt Off(64, 0);
     Value *Base = SI->getPointerOperand()->stripAndAccumulateConstantOffsets(
@@ -434,7 +586,8 @@ void CairnInstrumenter::chooseInstructionsToInstrument(
     Function &F, SmallVectorImpl<Instruction *> &Writes,
     SmallVectorImpl<Instruction *> &PointerReads,
     DenseMap<Instruction *, MergedLog> &MergedAt,
-    DenseMap<Instruction *, Instruction *> &Covered) {
+    DenseMap<Instruction *, Instruction *> &Covered,
+    const std::map<Instruction *, MergedLog> &Hoisted) {
   for (Instruction &I : instructions(F)) {
     if (I.hasMetadata(LLVMContext::MD_nosanitize))
       continue;
@@ -460,7 +613,7 @@ void CairnInstrumenter::chooseInstructionsToInstrument(
   }
   if (ClMergeLogs)
     for (BasicBlock &BB : F)
-      mergeLogsInBlock(BB, MergedAt, Covered);
+      mergeLogsInBlock(BB, MergedAt, Covered, Hoisted);
 }
 
 // ---- instrumentation -------------------------------------------------------
@@ -758,14 +911,20 @@ void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
     ++NumWriteSetCalls;
 }
 
-bool CairnInstrumenter::instrumentFunction(Function &F) {
+bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
+                                           ScalarEvolution *SE,
+                                           DominatorTree *DT) {
   if (F.isDeclaration() || F.getName().starts_with("cairn_") ||
       F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
     return false;
   SmallVector<Instruction *, 32> Writes, PointerReads;
   DenseMap<Instruction *, MergedLog> MergedAt;
   DenseMap<Instruction *, Instruction *> Covered;
-  chooseInstructionsToInstrument(F, Writes, PointerReads, MergedAt, Covered);
+  std::map<Instruction *, MergedLog> Hoisted;
+  if (ClHoistLoopLogs && LI && SE && DT)
+    hoistLoopLogs(F, *LI, *SE, *DT, Hoisted);
+  chooseInstructionsToInstrument(F, Writes, PointerReads, MergedAt, Covered,
+                                 Hoisted);
 
   for (auto &[First, ML] : MergedAt) {
     Where W = classify(ML.Base);
@@ -783,7 +942,9 @@ bool CairnInstrumenter::instrumentFunction(Function &F) {
   }
   for (Instruction *I : Writes) {
     if (auto *SI = dyn_cast<StoreInst>(I))
-      instrumentStore(SI, Covered.count(SI) ? &MergedAt[Covered[SI]] : nullptr);
+      instrumentStore(SI, Hoisted.count(SI)   ? &Hoisted[SI]
+                          : Covered.count(SI) ? &MergedAt[Covered[SI]]
+                                              : nullptr);
     else if (auto *MI = dyn_cast<MemIntrinsic>(I))
       instrumentMemIntrinsic(MI);
     else if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
@@ -801,7 +962,7 @@ bool CairnInstrumenter::instrumentFunction(Function &F) {
 
 namespace {
 struct CairnPass : PassInfoMixin<CairnPass> {
-  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM) {
     if (!ClEnabled)
       return PreservedAnalyses::all();
     static cairn::WriteSets WS;
@@ -816,8 +977,19 @@ struct CairnPass : PassInfoMixin<CairnPass> {
     }
     CairnInstrumenter Inst(M, WS);
     bool Changed = false;
-    for (Function &F : M)
-      Changed |= Inst.instrumentFunction(F);
+    auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+    for (Function &F : M) {
+      if (F.isDeclaration())
+        continue;
+      bool Opt = ClHoistLoopLogs && !F.hasOptNone();
+      bool FChanged = Inst.instrumentFunction(
+          F, Opt ? &FAM.getResult<LoopAnalysis>(F) : nullptr,
+          Opt ? &FAM.getResult<ScalarEvolutionAnalysis>(F) : nullptr,
+          Opt ? &FAM.getResult<DominatorTreeAnalysis>(F) : nullptr);
+      if (FChanged)
+        FAM.invalidate(F, PreservedAnalyses::none());
+      Changed |= FChanged;
+    }
     if (ClPrintStats)
       printStats(M.getSourceFileName());
     return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();

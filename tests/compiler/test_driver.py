@@ -70,12 +70,15 @@ def test_no_cairn_builds_uninstrumented(cairn_cc, tmp_path):
     assert "cairn__log_store" not in ir
 
 
-@pytest.mark.parametrize("opt,counter", [
-    ("merge-logs", "log calls removed by merging"),
-    ("skip-volatile", "stores skipped: target proven volatile"),
+@pytest.mark.parametrize("opt,counter,prog", [
+    ("merge-logs", "log calls removed by merging", "legacy_stress"),
+    ("skip-volatile", "stores skipped: target proven volatile", "legacy_stress"),
+    ("skip-null-convert", "NULL pointer stores needing no conversion", "legacy_stress"),
+    ("inline-ra2va", "relative->virtual translations inlined", "legacy_stress"),
+    ("hoist-loop-logs", "loop stores logged once before the loop", "loops"),
 ])
-def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter):
-    src = HERE / "programs" / "legacy_stress.c"
+def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog):
+    src = HERE / "programs" / f"{prog}.c"
     def stat(*flags):
         err = cc(cairn_cc, "-O2", "-c", src, "-o", "/dev/null", "--cairn-stats", *flags).stderr
         line = next(ln for ln in err.splitlines() if counter in ln)

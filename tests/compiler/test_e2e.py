@@ -136,3 +136,15 @@ def test_legacy_libraries_survive_sigkill(exe, pool_path, opt):
         v = run([prog, "verify", pool_path])
         assert v.returncode == 0, f"round {round_}: {v.stdout}{v.stderr}"
         assert "verified" in v.stdout
+
+
+@pytest.mark.parametrize("flags", [("-O0",), ("-O2",), ("-O3",),
+                                   ("-O2", "-fno-cairn-hoist-loop-logs")])
+def test_hoisted_loop_logs_restore_everything(exe, pool_path, flags):
+    prog = exe("loops", *flags)
+    assert run([prog, "init", pool_path]).returncode == 0
+    crash = run([prog, "crash", pool_path])
+    assert crash.returncode != 0 and "wrong" not in crash.stdout
+    v = run([prog, "verify", pool_path])
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert "all 1000 elements restored" in v.stdout
