@@ -121,10 +121,21 @@ int cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes
         size_t size = cairn__object_size(pool, o);
         used += size;
         const uint64_t *w = (const uint64_t *)o, *end = (const uint64_t *)(o + size);
+        /* the scan is the cost of a recovery: test 8 words per branch */
+        for (; w + 8 <= end; w += 8) {
+            uint64_t hit = 0;
+            for (int k = 0; k < 8; k++) hit |= (uint64_t)(((w[k] ^ tag) & tag_mask) == 0) << k;
+            while (hit) {
+                int k = __builtin_ctzll(hit);
+                hit &= hit - 1;
+                if (mark(pool, w[k] & CAIRN_OFF_MASK, &obj, (const char *)(w + k))) {
+                    if (push(&st, obj)) goto oom;
+                    nobj++;
+                }
+            }
+        }
         for (; w < end; w++) {
-            uint64_t v = *w;
-            if ((v & tag_mask) != tag) continue;
-            if (mark(pool, v & CAIRN_OFF_MASK, &obj, (const char *)w)) {
+            if (((*w ^ tag) & tag_mask) == 0 && mark(pool, *w & CAIRN_OFF_MASK, &obj, (const char *)w)) {
                 if (push(&st, obj)) goto oom;
                 nobj++;
             }
