@@ -20,5 +20,6 @@ void fill(long *a, long n) { for (long i = 0; i < n; i++) a[i] = i; }
 // O2-LABEL: define {{.*}}@fill_and_print(
 // O2: phi i64
 // O2: call void @cairn__log_store(ptr {{.*}}, i64 8,
-// O2: call {{.*}}@putchar
-void fill_and_print(long *a, long n) { for (long i = 0; i < n; i++) { a[i] = i; putchar('.'); } }
+// O2: call void @report(
+void report(long i);
+void fill_and_print(long *a, long n) { for (long i = 0; i < n; i++) { a[i] = i; report(i); } }
