@@ -121,7 +121,10 @@ private:
       if (parent_.emplace(l, CallStep{l, {}}).second) fifo.push_back(l);
     }
     std::set<std::string> loads(opts_.loads.begin(), opts_.loads.end());
-    for (const std::string &s : opts_.skip) parent_.emplace(s, CallStep{s, {}});
+    for (const std::string &s : opts_.skip) {
+      parent_.emplace(s, CallStep{s, {}});
+      skipped_.insert(s);
+    }
     while (!fifo.empty()) {
       std::string name = fifo.front();
       fifo.pop_front();
@@ -144,6 +147,21 @@ private:
       }
     }
     res_.candidateCount = cands_.size();
+    // The same walk over direct calls only: types reached only through
+    // function pointers rank lower (the points-to analysis over-approximates).
+    std::deque<std::string> direct;
+    for (const std::string &l : res_.visited)
+      if (loads.count(l) && directReach_.insert(l).second) direct.push_back(l);
+    while (!direct.empty()) {
+      const FunctionFacts &f = facts_.functions.at(direct.front());
+      direct.pop_front();
+      for (const CallSite &c : f.calls) {
+        auto it = facts_.functions.find(c.callee);
+        if (c.callee.empty() || it == facts_.functions.end() || skipped_.count(c.callee)) continue;
+        if (!loads.count(c.callee) && skippedByOptA(it->second)) continue;
+        if (directReach_.insert(c.callee).second) direct.push_back(c.callee);
+      }
+    }
   }
 
   std::vector<CallStep> chainTo(const std::string &fn) const {
@@ -410,6 +428,12 @@ private:
         s -= 0.05;
         t.reasons.push_back("no write-back path found to any write-like call (-0.05)");
       }
+      bool direct = false;
+      for (const auto &[fn, w] : cands_.at(t.key)) direct |= directReach_.count(fn) > 0;
+      if (!direct) {
+        s -= 0.2;
+        t.reasons.push_back("reached only through function pointers (-0.20)");
+      }
       if (isDispatchTable(t.key)) {
         s -= 0.25;
         t.reasons.push_back("a dispatch table: most fields are function pointers, which do not "
@@ -465,6 +489,7 @@ private:
   std::set<std::string> writeBackDirect_;
   std::map<std::string, std::string> folded_;
   std::set<std::string> allocators_;
+  std::set<std::string> directReach_, skipped_;
 };
 
 } // namespace
