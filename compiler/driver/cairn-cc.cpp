@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 #include <dirent.h>
@@ -89,7 +90,10 @@ void usage() {
       "  --cairn-count             count executed checks and conversions; set\n"
       "                            CAIRN_CC_COUNTS=FILE when running to get them\n"
       "  --cairn-wset=FILE         extra write-set file for precompiled functions\n"
-      "  --persistent-heap=FILE    (not yet implemented) malloc from a pool\n"
+      "  --persistent-heap[=FILE]  malloc/calloc/realloc/free of the program in a\n"
+      "                            pool (volatile in meaning; default\n"
+      "                            /dev/shm/cairn-heap-PID.pool, or\n"
+      "                            CAIRN_PERSISTENT_HEAP=FILE at run time)\n"
       "  --trace                   (not yet implemented) store-tracing build\n"
       "  -fno-cairn                compile without instrumentation (still links)\n"
       "  -fno-cairn-OPT / -fcairn-OPT   turn an optimization off / on:\n");
@@ -135,6 +139,8 @@ int main(int argc, char **argv) {
   bool link = true, compileSource = false, preprocessOnly = false,
        shared = false, staticRuntime = false, instrument = true, anyInput = false;
   std::vector<std::string> mllvm;
+  bool persistentHeap = false;
+  std::string heapFile, genFile;
 
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -155,7 +161,13 @@ int main(int argc, char **argv) {
     if (a == "--cairn-count") { mllvm.push_back("-cairn-count"); continue; }
     if (a == "--cairn-stats") { mllvm.push_back("-cairn-stats"); continue; }
     if (a.rfind("--cairn-wset=", 0) == 0) { extraWsets.push_back(a.substr(13)); continue; }
-    if (a == "--trace" || a.rfind("--persistent-heap", 0) == 0) {
+    if (a == "--persistent-heap" || a.rfind("--persistent-heap=", 0) == 0) {
+      persistentHeap = true;
+      if (a.size() > 18) heapFile = a.substr(18);
+      mllvm.push_back("-cairn-persistent-heap");
+      continue;
+    }
+    if (a == "--trace") {
       fprintf(stderr, "cairn-cc: %s is not implemented yet (issue 3)\n", a.c_str());
       return 2;
     }
@@ -222,6 +234,30 @@ int main(int argc, char **argv) {
     for (auto &m : mllvm)
       args.insert(args.end(), {"-mllvm", m});
   }
+  if (link && persistentHeap) {
+    std::string dir = L.rtlib.substr(0, L.rtlib.rfind('/'));
+    args.push_back(dir + "/libcairn_pheap.a");
+    args.push_back("-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free");
+    if (!heapFile.empty()) {
+      // The pool path, compiled into the program (removed after the link).
+      char tmpl[] = "/tmp/cairn-cc-heap-XXXXXX.c";
+      int fd = mkstemps(tmpl, 2);
+      if (fd < 0) { perror("cairn-cc: temporary file"); return 2; }
+      std::string lit;
+      for (char c : heapFile) {
+        if (c == '"' || c == '\\') lit += '\\';
+        lit += c;
+      }
+      std::string text = "const char cairn_cc__pheap_file[] = \"" + lit + "\";\n";
+      if (write(fd, text.data(), text.size()) != (ssize_t)text.size()) {
+        perror("cairn-cc: temporary file");
+        return 2;
+      }
+      close(fd);
+      genFile = tmpl;
+      args.insert(args.end(), {"-x", "c", genFile, "-x", "none"});
+    }
+  }
   if (link) {
     if (!L.rtlib.empty()) {
       args.push_back(L.rtlib);
@@ -253,7 +289,22 @@ int main(int argc, char **argv) {
   for (auto &a : args)
     cargs.push_back(const_cast<char *>(a.c_str()));
   cargs.push_back(nullptr);
-  execv(L.clang.c_str(), cargs.data());
-  fprintf(stderr, "cairn-cc: cannot run %s: %s\n", L.clang.c_str(), strerror(errno));
-  return 127;
+  if (genFile.empty()) {
+    execv(L.clang.c_str(), cargs.data());
+    fprintf(stderr, "cairn-cc: cannot run %s: %s\n", L.clang.c_str(), strerror(errno));
+    return 127;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(L.clang.c_str(), cargs.data());
+    fprintf(stderr, "cairn-cc: cannot run %s: %s\n", L.clang.c_str(), strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  unlink(genFile.c_str());
+  if (pid < 0)
+    return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -211,8 +211,11 @@ void CairnInstrumenter::initialize() {
   Type *VoidTy = Type::getVoidTy(Ctx);
   LogStore = M.getOrInsertFunction("cairn__log_store", VoidTy, PtrTy, Int64Ty,
                                    PtrTy, Int32Ty);
-  Va2Ra = M.getOrInsertFunction("cairn__va2ra_checked", Int64Ty, PtrTy, PtrTy,
-                                PtrTy, Int32Ty);
+  // Persistent-heap mode (compiler/rt/cairn_pheap.c) lets heap objects keep
+  // pointers to DRAM; pointers into the heap still go relative.
+  Va2Ra = M.getOrInsertFunction(ClPersistentHeap ? "cairn_cc__va2ra_lenient"
+                                                 : "cairn__va2ra_checked",
+                                Int64Ty, PtrTy, PtrTy, PtrTy, Int32Ty);
   Ra2VaSlow = M.getOrInsertFunction("cairn__ra2va_slow", PtrTy, Int64Ty);
   FixWords = M.getOrInsertFunction("cairn_cc__fix_words", VoidTy, PtrTy,
                                    Int64Ty, PtrTy, Int32Ty);

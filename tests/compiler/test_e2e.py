@@ -148,3 +148,26 @@ def test_hoisted_loop_logs_restore_everything(exe, pool_path, flags):
     v = run([prog, "verify", pool_path])
     assert v.returncode == 0, v.stdout + v.stderr
     assert "all 1000 elements restored" in v.stdout
+
+
+@pytest.mark.parametrize("opt", OPTS)
+@pytest.mark.parametrize("name", ["heap_mix", "volatile_mix"])
+def test_persistent_heap_same_output(exe, tmp_path, opt, name):
+    plain = build(CLANG, PROGRAMS / f"{name}.c", tmp_path / "plain", opt)
+    want = run([plain])
+    got = run([exe(name, opt, "--persistent-heap")])
+    assert want.returncode == got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout and got.stdout
+    if name == "heap_mix":
+        assert "raw-relative=0" in want.stderr
+        assert "raw-relative=1" in got.stderr   # heap pointers went relative
+
+
+def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
+    heap = tmp_path / "heap.pool"
+    prog = build(cairn_cc, PROGRAMS / "heap_mix.c", tmp_path / "hm",
+                 "-O2", f"--persistent-heap={heap}")
+    r = run([prog])
+    assert r.returncode == 0 and "raw-relative=1" in r.stderr
+    assert not heap.exists()                     # volatile in meaning: removed at exit
+    assert str(heap).encode() in prog.read_bytes()

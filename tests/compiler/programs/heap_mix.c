@@ -1,0 +1,29 @@
+/* heap_mix.c -- an unmodified malloc program (lists, strings, qsort,
+ * realloc, pointers to string literals in heap objects). Built with
+ * cairn-cc --persistent-heap its heap lives in a pool; it must print what
+ * the clang build prints. stderr tells whether heap pointers were stored
+ * in relative form. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+struct node { struct node *next; const char *kind; char *name; long v; };
+static int cmp(const void *a, const void *b) { const struct node *x = *(struct node * const *)a, *y = *(struct node * const *)b; return (x->v > y->v) - (x->v < y->v); }
+int main(void) {
+    struct node *head = NULL;
+    struct node **arr = malloc(100 * sizeof *arr);
+    for (long i = 0; i < 100; i++) {
+        struct node *n = malloc(sizeof *n);
+        n->v = (i * 37) % 101; n->kind = i % 2 ? "odd" : "even";
+        n->name = malloc(16); snprintf(n->name, 16, "n%ld", i);
+        n->next = head; head = n; arr[i] = n;
+    }
+    arr = realloc(arr, 200 * sizeof *arr);
+    qsort(arr, 100, sizeof *arr, cmp);
+    long s = 0; for (struct node *n = head; n; n = n->next) s += n->v * (n->kind[0] == 'o');
+    unsigned long raw; memcpy(&raw, &head->next, 8);
+    printf("min=%s max=%s s=%ld %s\n", arr[0]->name, arr[99]->name, s, arr[50]->kind);
+    fprintf(stderr, "raw-relative=%d\n", (int)(raw >> 63));
+    while (head) { struct node *n = head->next; free(head->name); free(head); head = n; }
+    free(arr);
+    return 0;
+}
