@@ -396,9 +396,17 @@ def render(report, markdown=False):
 def _source_state():
     """The commit the measured runtime was built from, and whether runtime/
     or include/ had uncommitted changes then."""
+    source = paths.SOURCE_ROOT
+    try:  # the tree the build directory was configured from
+        for line in (paths.build_dir() / "CMakeCache.txt").read_text().splitlines():
+            if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
+                source = Path(line.split("=", 1)[1])
+    except OSError:
+        pass
+
     def git(*a):
         try:
-            return subprocess.run(["git", "-C", str(paths.SOURCE_ROOT), *a], text=True,
+            return subprocess.run(["git", "-C", str(source), *a], text=True,
                                   capture_output=True, timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
