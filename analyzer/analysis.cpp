@@ -12,6 +12,8 @@
 #include "analysis.h"
 #include "collect.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -85,14 +87,25 @@ private:
     if (opts_.nvmoveOnly) return {};
     if (count) res_.indirectCalls++;
     auto it = pts_.find(c.slot);
-    if (!c.slot.empty() && it != pts_.end() && !it->second.empty()) {
-      if (count) res_.indirectResolved++;
-      return {it->second.begin(), it->second.end()};
-    }
     std::vector<std::string> out;
-    for (const auto &[fn, sig] : facts_.addressTaken)
-      if (sig == c.signature) out.push_back(fn);
-    if (count && !out.empty()) res_.indirectByFallback++;
+    bool resolved = !c.slot.empty() && it != pts_.end() && !it->second.empty();
+    if (resolved) {
+      out.assign(it->second.begin(), it->second.end());
+    } else {
+      for (const auto &[fn, sig] : facts_.addressTaken)
+        if (sig == c.signature) out.push_back(fn);
+    }
+    // A slot with very many targets is a command or plugin table
+    // (redisCommand::proc: 254 commands); following it reaches the whole
+    // program. It is not followed, and the report names it.
+    if (opts_.maxTargets && out.size() > opts_.maxTargets) {
+      if (count) {
+        std::string name = c.slot.empty() ? "(call through " + c.signature + ")" : c.slot;
+        res_.wideSlots[name] = out.size();
+      }
+      return {};
+    }
+    if (count && !out.empty()) (resolved ? res_.indirectResolved : res_.indirectByFallback)++;
     return out;
   }
 
@@ -142,7 +155,11 @@ private:
         }
         for (const std::string &t : targets(c, true)) {
           if (!facts_.functions.count(t)) continue;
-          if (parent_.emplace(t, CallStep{name, c.loc}).second) fifo.push_back(t);
+          if (parent_.emplace(t, CallStep{name, c.loc}).second) {
+            fifo.push_back(t);
+            if (c.callee.empty() && getenv("CAIRN_ANALYZE_DEBUG"))
+              llvm::errs() << "indirect " << name << " " << c.slot << " -> " << t << "\n";
+          }
         }
       }
     }

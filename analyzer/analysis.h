@@ -11,7 +11,8 @@ namespace cairn {
 struct AnalysisOptions {
   std::vector<std::string> loads;
   std::vector<std::string> skip;  // functions the walk must not enter (e.g. an event loop run while loading)
-  bool nvmoveOnly = false;  // reproduce NVMOVE (section 3) without cairn's refinements
+  bool nvmoveOnly = false;
+  unsigned maxTargets = 32;       // indirect calls with more targets are not followed (0: no limit)  // reproduce NVMOVE (section 3) without cairn's refinements
 };
 
 struct CallStep {
@@ -53,6 +54,7 @@ struct AnalysisResult {
   unsigned skippedOptA = 0;                // NVMOVE optimization (a)
   unsigned libcCallsSummarized = 0;        // optimizations (b)/(c)
   unsigned indirectCalls = 0, indirectResolved = 0, indirectByFallback = 0;
+  std::map<std::string, size_t> wideSlots; // slots not followed: too many targets
   unsigned candidateCount = 0;
   unsigned appTypes = 0;
   std::vector<TypeResult> types;           // reported first, by confidence

@@ -23,6 +23,10 @@ static cl::list<std::string> loadFns("load", cl::desc("Load function(s): where t
                                      cl::CommaSeparated, cl::OneOrMore, cl::cat(category));
 static cl::list<std::string> skipFns("skip", cl::desc("Function(s) the walk must not enter, e.g. an event loop run while loading"),
                                      cl::CommaSeparated, cl::cat(category));
+static cl::opt<unsigned> maxTargets("max-targets",
+                                    cl::desc("Do not follow an indirect call with more possible targets than this "
+                                             "(a command table); 0 = follow all (default 32)"),
+                                    cl::init(32), cl::cat(category));
 static cl::opt<std::string> buildPath("p", cl::desc("Directory holding compile_commands.json"),
                                       cl::init("."), cl::cat(category));
 static cl::list<std::string> sources(cl::Positional, cl::desc("[files to analyze; default: all in the database]"),
@@ -98,6 +102,7 @@ int main(int argc, const char **argv) {
   aopts.loads.assign(loadFns.begin(), loadFns.end());
   aopts.skip.assign(skipFns.begin(), skipFns.end());
   aopts.nvmoveOnly = nvmove;
+  aopts.maxTargets = maxTargets;
   cairn::AnalysisResult result = cairn::analyze(facts, aopts);
 
   cairn::ReportOptions ropts;

@@ -63,7 +63,11 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
   os << "  " << r.visited.size() << " functions visited, " << r.candidateCount << " candidate types of "
      << r.appTypes << " application types, " << o.translationUnits << " TUs";
   if (o.failedUnits) os << " (" << o.failedUnits << " with errors)";
-  os << ", " << llvm::format("%.2f", o.seconds) << " s\n\n";
+  os << ", " << llvm::format("%.2f", o.seconds) << " s\n";
+  for (const auto &[slot, n] : r.wideSlots)
+    os << "  not followed: indirect calls through " << slot << " (" << n
+       << " possible targets; raise --max-targets to follow)\n";
+  os << "\n";
   unsigned rank = 0;
   for (const TypeResult &t : r.types) {
     if (!t.reported) continue;
@@ -167,6 +171,11 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
                           {"indirect_calls", r.indirectCalls},
                           {"indirect_resolved_by_points_to", r.indirectResolved},
                           {"indirect_resolved_by_signature", r.indirectByFallback}}},
+      {"not_followed", [&] {
+         llvm::json::Object o;
+         for (const auto &[slot, n] : r.wideSlots) o[slot] = int64_t(n);
+         return o;
+       }()},
       {"visited", r.visited},
       {"types", std::move(types)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(top))) << "\n";

@@ -159,3 +159,11 @@ def test_missing_load_function_is_an_error(tmp_path):
     db = database(tmp_path, "kvsnap")
     res = subprocess.run([str(TOOL), "--load", "no_such_fn", "-p", str(db)], capture_output=True, text=True)
     assert res.returncode == 3 and "no_such_fn" in res.stdout + res.stderr
+
+
+def test_wide_slots_are_named_not_followed(tmp_path):
+    """A slot with more targets than --max-targets (a command table) is cut,
+    and the report says so instead of silently losing what lies behind it."""
+    r = analyze(tmp_path, "callbacks", "--max-targets", "1")
+    assert r["not_followed"] == {"field:struct record_ops::load": 2}
+    assert "struct setting" not in {t["name"] for t in r["types"]}

@@ -35,6 +35,9 @@ def register(subparsers) -> None:
                    help="reproduce NVMOVE alone, for comparison")
     p.add_argument("--hide-dropped", action="store_true",
                    help="do not list candidates the refinements dropped")
+    p.add_argument("--max-targets", type=int, metavar="N",
+                   help="do not follow indirect calls with more than N possible targets "
+                        "(a command table; default 32, 0 = no limit)")
     p.add_argument("-j", dest="jobs", type=int, help="parser threads")
     p.add_argument("--root", help="print paths relative to this directory")
     p.add_argument("files", nargs="*", help="only these source files (default: all)")
@@ -68,6 +71,8 @@ def run(args) -> int:
             cmd.append("--" + flag.replace("_", "-"))
     if args.skip:
         cmd += ["--skip", args.skip]
+    if args.max_targets is not None:
+        cmd += ["--max-targets", str(args.max_targets)]
     if args.jobs:
         cmd += ["-j", str(args.jobs)]
     if args.root:
