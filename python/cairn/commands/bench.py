@@ -88,10 +88,11 @@ def _find_tools():
             found[impl] = str(paths.tool(name))
         except SystemExit as why:
             print(f"cairn bench: {impl} side skipped: {why}", file=sys.stderr)
-    try:
-        found["stepcount"] = str(paths.tool("cairn-stepcount"))
-    except SystemExit:
-        pass
+    for key, name in (("stepcount", "cairn-stepcount"), ("floor", "cairn-flush-floor")):
+        try:
+            found[key] = str(paths.tool(name))
+        except SystemExit:
+            pass
     return found
 
 
@@ -121,6 +122,30 @@ def _run(cmd, env, timeout):
         err = proc.stderr.strip().splitlines()[-3:] or [f"exit {proc.returncode}"]
         return rows, f"exit {proc.returncode}: {' | '.join(err)}"
     return rows, None
+
+
+# ---- floor ------------------------------------------------------------------
+
+def run_floor(tools, workdir, errors):
+    """Cost of K ordered write-back rounds (store+flush+sfence) on this machine."""
+    if "floor" not in tools:
+        return []
+    pool = str(Path(workdir) / f"cairn-bench-floor-{os.getpid()}.pool")
+    rows, err = _run([tools["floor"], "--pool", pool], dict(os.environ), timeout=300)
+    Path(pool).unlink(missing_ok=True)
+    if err:
+        errors.append(f"floor: {err}")
+    return [r for r in rows if r.get("mode") == "floor"]
+
+
+def _merge_floor(*runs):
+    best = {}
+    for run in runs:
+        for r in run:
+            k = r["rounds"]
+            if k not in best or r["ns_per_op"] < best[k]["ns_per_op"]:
+                best[k] = r
+    return [best[k] for k in sorted(best)]
 
 
 # ---- micro ------------------------------------------------------------------
@@ -315,6 +340,11 @@ def _table(headers, rows, markdown):
 
 def render(report, markdown=False):
     parts = []
+    floor = report.get("floor")
+    if floor:
+        parts.append("Floor on this machine: K ordered write-back rounds (store + %s + sfence "
+                     "each, least disturbed of the runs before and after): " % floor[0]["flush"] +
+                     ", ".join("%d: %.0f ns" % (r["rounds"], r["ns_per_op"]) for r in floor))
     micro = report.get("micro_summary")
     if micro:
         rows = []
@@ -447,6 +477,7 @@ def run_runtime(args):
               "impls": [i for i in IMPLS if i in tools],
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "command": _command_line(args), "source": _source_state()}
+    floor_before = run_floor(tools, args.dir, errors) if "micro" in parts else []
     if "micro" in parts:
         micro = run_micro(tools, cfg, threads, env, args.dir, errors)
         report["micro"] = micro
@@ -455,6 +486,8 @@ def run_runtime(args):
         report["counts"] = run_counts(tools, cfg, env, args.dir, errors)
     if "open" in parts:
         report["open"] = run_open(tools, cfg, env, args.dir, errors)
+    if floor_before:
+        report["floor"] = _merge_floor(floor_before, run_floor(tools, args.dir, errors))
     report["errors"] = errors
     print(render(report, markdown=args.markdown))
     if args.json:
