@@ -530,13 +530,12 @@ void *cairn_alloc(cairn_pool *pool, size_t size)
     size_t usable;
     void *p = cairn__alloc_raw(pool, size, &usable);
     if (!p) return NULL;
-    memset(p, 0, usable);
-    if (cairn__tx_in(pool)) {
-        cairn__tx_note_alloc(p, usable);    /* flushed at commit, freed on abort */
-    } else {
-        cairn__flush_range(pool, p, usable);
+    bool in_tx = cairn__tx_in(pool);
+    cairn__zero_flush(pool, p, usable, !in_tx);
+    if (in_tx)
+        cairn__tx_note_alloc(p, usable);    /* ordered by commit, freed on abort */
+    else
         cairn__ofence_pool(pool);           /* zeroes before any link to it */
-    }
     return p;
 }
 

@@ -11,7 +11,7 @@
  *   header: immutable part (magic, version, layout, pool id, geometry) with
  *           its own checksum; two copies A/B of the mutable state record
  *           (size, root) chosen by sequence number + checksum; the clean flag.
- *   lane:   [gen | pad to 64 B][undo log, 16 KiB - 64 B]; one lane per
+ *   lane:   [gen][undo log, 16 KiB - 8 B]; one lane per
  *           running transaction; the log continues in extension blocks
  *           (large heap objects) linked by JUMP records.
  *   zone:   16384 chunks of 256 KiB (4 GiB). Chunk 0 of a zone is its chunk table:
@@ -88,9 +88,10 @@ struct log_rec {
     uint64_t len;
     uint64_t checksum;
 };
+/* The generation shares its cache line with the first record, so a small
+ * transaction touches two lines (record+mark, data), not three. */
 struct lane_hdr {
     _Atomic uint64_t gen;             /* commit mark: bumping it retires the log */
-    uint64_t pad[7];
 };
 
 /* ---- size classes ---- */
@@ -175,6 +176,7 @@ uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
 /* ---- persist.c ---- */
 void cairn__persist_init(void);
 void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len);
+void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool flush_small);
 void cairn__ofence_pool(cairn_pool *pool);
 void cairn__dfence_pool(cairn_pool *pool);
 extern __thread struct cairn_stats cairn__tstats;
