@@ -21,7 +21,7 @@ CAIRN_BUILD=$PWD/build .venv/bin/python -m pytest -q tests
 san() {  # name, sanitizer flags, test regex
   local dir=build-$1
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
-        -DCMAKE_CXX_COMPILER=clang++-19 -DCAIRN_SANITIZE="$2" -DCAIRN_RUNTIME_ONLY=ON >/dev/null
+        -DCMAKE_CXX_COMPILER=clang++-19 -DCAIRN_SANITIZE="$2" -DCAIRN_RUNTIME_ONLY=ON -DCAIRN_WERROR=ON >/dev/null
   ninja -C "$dir" >/dev/null
   ctest --test-dir "$dir" --output-on-failure -j2 -R "$3"
 }
