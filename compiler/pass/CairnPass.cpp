@@ -112,6 +112,7 @@ ALWAYS_ENABLED_STATISTIC(NumPtrLoadsNullOnly, "pointer loads only compared with 
 ALWAYS_ENABLED_STATISTIC(NumIntToPtr, "inttoptr converted back");
 ALWAYS_ENABLED_STATISTIC(NumRa2VaInline, "relative->virtual translations inlined");
 ALWAYS_ENABLED_STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
+ALWAYS_ENABLED_STATISTIC(NumWideNotAddress, "8-byte integer stores proven not addresses");
 ALWAYS_ENABLED_STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
 ALWAYS_ENABLED_STATISTIC(NumAtomics, "cmpxchg/atomicrmw instrumented");
 ALWAYS_ENABLED_STATISTIC(NumWriteSetCalls, "calls instrumented from write-set files");
@@ -121,7 +122,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumLoopLogsHoisted,
     &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
-    &NumAtomics,    &NumWriteSetCalls};
+    &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -621,6 +622,35 @@ void CairnInstrumenter::chooseInstructionsToInstrument(
 
 // ---- instrumentation -------------------------------------------------------
 
+// Can this 8-byte integer be a (copied or cast) address? Constants and the
+// results of arithmetic no pointer survives are not.
+static bool mayHoldAddress(Value *V) {
+  if (isa<ConstantInt>(V))
+    return false;
+  if (auto *BO = dyn_cast<BinaryOperator>(V)) {
+    switch (BO->getOpcode()) {
+    case Instruction::Mul:
+    case Instruction::UDiv:
+    case Instruction::SDiv:
+    case Instruction::URem:
+    case Instruction::SRem:
+    case Instruction::Shl:
+    case Instruction::LShr:
+    case Instruction::AShr:
+    case Instruction::Xor:
+      return false;
+    default:
+      return true;
+    }
+  }
+  if (auto *Cast = dyn_cast<CastInst>(V))
+    if (isa<ZExtInst>(Cast) || isa<SExtInst>(Cast))
+      return Cast->getSrcTy()->getScalarSizeInBits() > 32;
+  if (isa<FPToUIInst>(V) || isa<FPToSIInst>(V))
+    return false;
+  return true;
+}
+
 static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
                                       Instruction *Before) {
   auto *NS = new StoreInst(V, SI->getPointerOperand(), SI->isVolatile(),
@@ -677,7 +707,13 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     return;
   if (Ty->isIntegerTy(64)) {
     // An 8-byte integer may be a copied pointer (struct copies after
-    // optimization): if it is an address in the PM region, store it relative.
+    // optimization): if it is an address inside an open pool, store it
+    // relative (cairn_cc__pm_word; the inline test on the region is the
+    // cheap filter in front of it).
+    if (!mayHoldAddress(Val)) {
+      ++NumWideNotAddress;
+      return;
+    }
     ++NumWideScans;
     IRBuilder<> B(SI);
     Value *Cond = B.CreateAnd(InPM, emitInRegion(B, Val));
@@ -685,8 +721,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     Instruction *T = SplitBlockAndInsertIfThen(Cond, SI, false, Unlikely);
     IRBuilder<> TB(T);
     auto [File, Line] = sourceLocation(SI);
-    Value *Rel = TB.CreateCall(
-        Va2Ra, {Addr, TB.CreateIntToPtr(Val, PtrTy), File, Line});
+    Value *Rel = TB.CreateCall(PMWord, {Addr, Val, File, Line});
     IRBuilder<> PB(SI);
     PHINode *Phi = PB.CreatePHI(Int64Ty, 2);
     Phi->addIncoming(Val, Head);

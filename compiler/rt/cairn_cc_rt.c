@@ -13,9 +13,19 @@
 
 #include "cairn.h"
 
+/* Is this untyped 8-byte value an address inside an open pool? The region
+ * spans many TiB, so plain integers (counts, hashes) can fall inside it;
+ * only the mapped bytes of an open pool count as a pointer. Typed pointer
+ * stores do not come here: they are converted, and checked, always. */
+static int is_pool_address(uint64_t v)
+{
+    return v != 0 && cairn__in_region((const void *)(uintptr_t)v) &&
+           cairn_pool_of((const void *)(uintptr_t)v) != NULL;
+}
+
 /* After a byte copy or a wide (integer, vector, aggregate) store of len
- * bytes at dst inside PM: any aligned 8-byte word that holds an address of
- * the PM region is a copied pointer; store it in relative form. The range
+ * bytes at dst inside PM: any aligned 8-byte word that holds an address
+ * inside an open pool is a copied pointer; store it in relative form. The range
  * was logged before the copy, so rewriting it needs no new undo record.
  * Virtual addresses outside the region cannot be told from integers, so a
  * copied pointer to DRAM is not caught here (docs/compiler.md). */
@@ -25,7 +35,7 @@ void cairn_cc__fix_words(void *dst, uint64_t len, const char *file, int line)
     uintptr_t end = (uintptr_t)dst + len;
     for (; p + 8 <= end; p += 8) {
         uint64_t v = __atomic_load_n((uint64_t *)p, __ATOMIC_RELAXED);
-        if (v != 0 && cairn__in_region((const void *)(uintptr_t)v))
+        if (is_pool_address(v))
             *(uint64_t *)p = cairn__va2ra_checked((const void *)p,
                                                   (const void *)(uintptr_t)v,
                                                   file, line);
@@ -61,13 +71,13 @@ void *cairn_cc__xchg_ptr(void **slot, void *desired, const char *file, int line)
                                             __ATOMIC_SEQ_CST));
 }
 
-/* An 8-byte operand of an integer cmpxchg/exchange (how clang lowers them
- * on pointers): in relative form when the slot is PM and the value is an
- * address of the PM region, else unchanged. */
+/* An untyped 8-byte value stored into a PM slot (an i64 store, an operand
+ * of an integer cmpxchg/exchange, which is how clang lowers them on
+ * pointers): relative when it is an address inside an open pool, else
+ * unchanged. */
 uint64_t cairn_cc__pm_word(const void *slot, uint64_t v, const char *file, int line)
 {
-    if (v == 0 || !cairn__in_region(slot) ||
-        !cairn__in_region((const void *)(uintptr_t)v))
+    if (!cairn__in_region(slot) || !is_pool_address(v))
         return v;
     return cairn__va2ra_checked(slot, (const void *)(uintptr_t)v, file, line);
 }

@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,21 @@ def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
     assert r.returncode == 0 and "raw-relative=1" in r.stderr
     assert not heap.exists()                     # volatile in meaning: removed at exit
     assert str(heap).encode() in prog.read_bytes()
+
+
+ENOUGH = Path("/usr/share/doc/zlib1g-dev/examples/enough.c")
+
+
+@pytest.mark.skipif(not ENOUGH.exists(), reason="zlib1g-dev's examples/enough.c is not installed")
+@pytest.mark.parametrize("opt", OPTS)
+def test_debian_program_enough_with_persistent_heap(cairn_cc, runtime, tmp_path, opt):
+    """zlib's examples/enough.c (Debian zlib1g-dev): heavy malloc/realloc use
+    and 64-bit counts that fall inside the PM region's address range (the
+    case that proves untyped words are only converted when they point into
+    an open pool)."""
+    plain = build(CLANG, ENOUGH, tmp_path / "plain", opt)
+    heap = build(cairn_cc, ENOUGH, tmp_path / "heap", opt, "--persistent-heap")
+    want = run([plain, 286, 9, 15])
+    got = run([heap, 286, 9, 15])
+    assert want.returncode == got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout and "maximum" in got.stdout
