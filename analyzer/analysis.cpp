@@ -317,11 +317,14 @@ private:
     }
   }
 
-  // Types some struct other than `self` embeds or points to.
-  std::set<std::string> fieldTargets(const std::set<std::string> &exceptHolders) const {
+  // Types embedded in or pointed to by a field of another struct. With
+  // `candidatesOnly`, only holders the load path itself modifies count: a
+  // struct the load never touches holds nothing that was loaded.
+  std::set<std::string> fieldTargets(const std::set<std::string> &exceptHolders,
+                                     bool candidatesOnly = false) const {
     std::set<std::string> out;
     for (const auto &[k, t] : facts_.types) {
-      if (exceptHolders.count(k)) continue;
+      if (exceptHolders.count(k) || (candidatesOnly && !cands_.count(k))) continue;
       for (const FieldInfo &f : t.fields)
         if (!f.target.empty() && f.target != k) out.insert(f.target);
     }
@@ -341,9 +344,14 @@ private:
     std::set<std::string> iters;
     for (bool changed = true; changed;) {
       changed = false;
-      std::set<std::string> held = fieldTargets(iters);
+      std::set<std::string> held = fieldTargets(iters, true);
       for (TypeResult &t : res_.types) {
         if (!t.reported || iters.count(t.key) || !facts_.types.count(t.key)) continue;
+        if (getenv("CAIRN_ANALYZE_DEBUG"))
+          llvm::errs() << "iterator? " << t.key << " global=" << facts_.globalTypes.count(t.key)
+                       << " held=" << held.count(t.key) << " load-signature=" << loadSig.count(t.key)
+                       << " void*=" << facts_.untypedEscapes.count(t.key)
+                       << " written-back=" << t.writeBackDirect << "\n";
         if (facts_.globalTypes.count(t.key) || held.count(t.key) || loadSig.count(t.key) ||
             facts_.untypedEscapes.count(t.key))
           continue;
