@@ -202,6 +202,7 @@ private:
       t.aliases = it->second.aliases;
       t.loc = it->second.loc;
     }
+    if (auto it = facts_.globalOfType.find(key); it != facts_.globalOfType.end()) t.global = it->second;
     // Best evidence first: strongest kind, then shortest chain.
     std::vector<Evidence> ev;
     for (const auto &[fn, w] : cands_.at(key)) ev.push_back({chainTo(fn), *w});

@@ -45,6 +45,7 @@ struct TypeResult {
   bool writeBackDirect = false;
   std::vector<SinkWitness> writeBack;
   std::vector<AllocSite> allocs;
+  std::string global;              // a global variable of the type, if any
 };
 
 struct AnalysisResult {

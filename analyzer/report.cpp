@@ -93,7 +93,11 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
          << llvm::join(w.path, " <- ") << "\n";
     }
     if (o.suggest) {
-      if (t.allocs.empty()) os << "    allocation: no heap allocation site found (global or embedded)\n";
+      if (!t.global.empty())
+        os << "    global " << t.global << ": keep it in the pool instead: CAIRN_ROOT(pool, T) for the "
+           << "root object, or a pointer to it from the root\n";
+      if (t.allocs.empty() && t.global.empty())
+        os << "    allocation: no heap allocation site found (embedded in another type)\n";
       for (const AllocSite &a : t.allocs)
         os << "    " << (a.isFree ? "free" : "alloc") << " " << where(a.loc, o) << " in " << a.function
            << ": " << a.text << "\n      change: " << suggestion(a) << "\n";
@@ -153,6 +157,7 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     if (!t.loc.file.empty()) obj["defined_at"] = locJson(t.loc, o);
     if (!t.reported) obj["drop_reason"] = t.dropReason;
     if (o.suggest) obj["allocation_sites"] = std::move(allocs);
+    if (!t.global.empty()) obj["global"] = t.global;
     types.push_back(std::move(obj));
   }
   llvm::json::Object top{
