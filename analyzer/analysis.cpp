@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <functional>
 
@@ -25,6 +26,9 @@ struct CallEdge {
   std::string caller;
   size_t callIndex;
 };
+
+// Evidence chains longer than this many functions lower the rank.
+constexpr size_t kNearDepth = 6;
 
 class Analyzer {
 public:
@@ -41,9 +45,9 @@ public:
     for (const auto &[key, c] : cands_) makeResult(key);
     if (!opts_.nvmoveOnly) {
       backTrackFromWrites();
-      foldLayoutVariants();
       dropIterators();
       dropStackOnly();
+      foldLayoutVariants();  // after the drops: a family lives if one member does
       score();
     } else {
       for (TypeResult &t : res_.types) {
@@ -224,10 +228,20 @@ private:
   // The strongest evidence, not counting counter updates (++, --, +=) when
   // there is anything else: a type only counted on the load path is
   // bookkeeping more often than state.
-  WriteKind strongest(const std::string &key, bool *onlyCounters) const {
+  // The load-path writes of a type and of the layout variants folded into it.
+  std::vector<std::pair<std::string, const Write *>> familyWrites(const TypeResult &t) const {
+    std::vector<std::pair<std::string, const Write *>> out = cands_.at(t.key);
+    for (const std::string &v : t.variants) {
+      const auto &more = cands_.at(v);
+      out.insert(out.end(), more.begin(), more.end());
+    }
+    return out;
+  }
+
+  WriteKind strongest(const TypeResult &t, bool *onlyCounters) const {
     WriteKind best = WriteKind::PointerVar, bestCounter = WriteKind::PointerVar;
     bool any = false;
-    for (const auto &[fn, w] : cands_.at(key)) {
+    for (const auto &[fn, w] : familyWrites(t)) {
       bool counter = w->via == "++" || w->via == "--" || w->via == "compound assignment";
       if (counter) bestCounter = std::min(bestCounter, w->kind);
       else { best = std::min(best, w->kind); any = true; }
@@ -310,8 +324,12 @@ private:
         other.reported = false;
         other.dropReason = "layout variant of " + rep.key + " (folded)";
         folded_[other.key] = rep.key;
-        for (const Evidence &e : other.evidence)
-          if (rep.evidence.size() < 5) rep.evidence.push_back(e);
+        rep.evidence.insert(rep.evidence.end(), other.evidence.begin(), other.evidence.end());
+        std::stable_sort(rep.evidence.begin(), rep.evidence.end(), [](const Evidence &a, const Evidence &b) {
+          if (a.write.kind != b.write.kind) return a.write.kind < b.write.kind;
+          return a.chain.size() < b.chain.size();
+        });
+        if (rep.evidence.size() > 3) rep.evidence.resize(3);
         rep.writeBackDirect |= other.writeBackDirect;
         rep.writeBack.insert(rep.writeBack.end(), other.writeBack.begin(), other.writeBack.end());
       }
@@ -373,8 +391,9 @@ private:
   }
 
   // ---- 2d. stack-only: nothing can hold an instance beyond a stack frame:
-  // no global, no field of any struct, no allocation, not passed to or
-  // returned from a load function, not a local of main.
+  // no global, no field of any struct, no allocation, no pointer cast laying
+  // it over other memory, not passed to or returned from a load function,
+  // not a local of main.
   void dropStackOnly() {
     std::set<std::string> held = fieldTargets({});
     std::set<std::string> allocated;
@@ -394,7 +413,7 @@ private:
       // fread(&hdr) or parse(&hdr) do) still count as stack-only when no
       // instance can be anywhere but on a stack.
       if (facts_.globalTypes.count(t.key) || held.count(t.key) || allocated.count(t.key) ||
-          escapes.count(t.key))
+          escapes.count(t.key) || facts_.castTargets.count(t.key))
         continue;
       t.reported = false;
       t.dropReason = "stack-only: every instance is a local variable; none outlives its function";
@@ -418,7 +437,8 @@ private:
       if (!t.reported) continue;
       double s;
       bool onlyCounters = false;
-      WriteKind kind = strongest(t.key, &onlyCounters);
+      WriteKind kind = strongest(t, &onlyCounters);
+      const auto writes = familyWrites(t);
       if (onlyCounters && kind <= WriteKind::Object) {
         s = 0.4;
         t.reasons.push_back("only counters (++, --, +=) are updated on the load path (+0.40)");
@@ -454,8 +474,19 @@ private:
         s -= 0.05;
         t.reasons.push_back("no write-back path found to any write-like call (-0.05)");
       }
+      // State is rebuilt near the load function; writes found only deep in
+      // the call graph are usually generic machinery the load happens to run.
+      size_t depth = SIZE_MAX;
+      for (const auto &[fn, w] : writes) depth = std::min(depth, chainTo(fn).size());
+      if (depth > kNearDepth) {
+        double p = std::min(0.2, 0.05 * double(depth - kNearDepth));
+        s -= p;
+        t.reasons.push_back("nearest write is " + std::to_string(depth - 1) +
+                            " calls from the load function (-" + std::to_string(int(p * 100 + 0.5)) +
+                            "/100)");
+      }
       bool direct = false;
-      for (const auto &[fn, w] : cands_.at(t.key)) direct |= directReach_.count(fn) > 0;
+      for (const auto &[fn, w] : writes) direct |= directReach_.count(fn) > 0;
       if (!direct) {
         s -= 0.2;
         t.reasons.push_back("reached only through function pointers (-0.20)");

@@ -284,11 +284,18 @@ public:
 
   // T * -> void * / char *: T may now live anywhere, so it is no iterator.
   bool VisitCastExpr(CastExpr *c) {
-    if (benignCasts_.count(c)) return true;
     const auto *to = c->getType()->getAs<PointerType>();
     const Expr *sub = c->getSubExpr();
     const auto *from = sub->getType()->getAs<PointerType>();
-    if (!to || !from || to->getPointeeType()->isRecordType()) return true;
+    if (!to || !from) return true;
+    if (to->getPointeeType()->isRecordType()) {
+      // (struct T *)buf: a T laid over other memory (sds headers, records
+      // in a file buffer) may live on the heap without an allocation of T.
+      std::string t = appStruct(to->getPointeeType());
+      if (!t.empty() && t != appStruct(from->getPointeeType())) facts_.castTargets.insert(t);
+      return true;
+    }
+    if (benignCasts_.count(c)) return true;
     std::string t = appStruct(from->getPointeeType());
     if (!t.empty()) facts_.untypedEscapes.insert(t);
     return true;
@@ -761,6 +768,7 @@ void mergeFacts(ProgramFacts &into, ProgramFacts &&from) {
   into.addressTaken.insert(from.addressTaken.begin(), from.addressTaken.end());
   into.globalTypes.insert(from.globalTypes.begin(), from.globalTypes.end());
   into.untypedEscapes.insert(from.untypedEscapes.begin(), from.untypedEscapes.end());
+  into.castTargets.insert(from.castTargets.begin(), from.castTargets.end());
   into.globalOfType.insert(from.globalOfType.begin(), from.globalOfType.end());
   into.allocs.insert(into.allocs.end(), from.allocs.begin(), from.allocs.end());
   into.translationUnits += from.translationUnits;

@@ -126,6 +126,8 @@ struct ProgramFacts {
   // Types whose pointers are converted to void * or char * (stored in a
   // generic container, robj->ptr style) outside free-like and libc calls.
   std::set<std::string> untypedEscapes;
+  // Types a pointer cast lays over other memory: (struct T *)buf.
+  std::set<std::string> castTargets;
   std::set<std::string> globalTypes;    // app types of global variables (value or pointer)
   std::map<std::string, std::string> globalOfType; // type -> an example global name
   std::vector<AllocSite> allocs;

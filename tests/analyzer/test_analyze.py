@@ -28,7 +28,7 @@ TRUTH = {
     "logstore": {
         "files": ["logstore.c"],
         "load": "replay_log",
-        "persistent": [{"struct logstore"}, {"struct index_entry"},
+        "persistent": [{"struct logstore"}, {"struct index_entry"}, {"struct key_hdr"},
                        {"struct value_blob8", "struct value_blob32"}],
     },
     "callbacks": {

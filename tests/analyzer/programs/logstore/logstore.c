@@ -10,8 +10,16 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A counted string laid over a heap buffer, as Redis' sds does: the
+ * program only ever holds `buf`; the header is found by pointer arithmetic. */
+struct key_hdr {                /* persistent */
+    uint8_t len;
+    char buf[];
+};
+
 struct index_entry {            /* persistent */
     char key[32];
+    char *name;                 /* key_hdr string */
     uint64_t offset;
     uint32_t len;
     struct value_blob8 *small;
@@ -61,6 +69,17 @@ static struct index_entry **find_slot(struct index_entry **at, const char *key) 
     return at;
 }
 
+static size_t key_hdr_size(void) { return sizeof(struct key_hdr); }
+
+static char *key_new(const char *k) {
+    size_t n = strlen(k);
+    char *mem = malloc(key_hdr_size() + n + 1);
+    struct key_hdr *h = (struct key_hdr *)mem;
+    h->len = (uint8_t)n;
+    memcpy(h->buf, k, n + 1);
+    return h->buf;
+}
+
 static void set_value(struct index_entry *e, const char *v, uint32_t n) {
     if (n < 256) {
         struct value_blob8 *b = malloc(sizeof *b + n);
@@ -82,6 +101,7 @@ static void index_put(struct logstore *s, const char *key, const char *v, uint32
     if (!*slot) {
         *slot = calloc(1, sizeof(struct index_entry));
         strncpy((*slot)->key, key, sizeof (*slot)->key - 1);
+        (*slot)->name = key_new(key);
     }
     (*slot)->offset = off;
     (*slot)->len = n;
