@@ -16,7 +16,9 @@
 //===----------------------------------------------------------------------===//
 #include "WriteSet.h"
 
+#include <cctype>
 #include <map>
+#include <optional>
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -112,7 +114,7 @@ ALWAYS_ENABLED_STATISTIC(NumPtrLoadsNullOnly, "pointer loads only compared with 
 ALWAYS_ENABLED_STATISTIC(NumIntToPtr, "inttoptr converted back");
 ALWAYS_ENABLED_STATISTIC(NumRa2VaInline, "relative->virtual translations inlined");
 ALWAYS_ENABLED_STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
-ALWAYS_ENABLED_STATISTIC(NumWideNotAddress, "8-byte integer stores proven not addresses");
+ALWAYS_ENABLED_STATISTIC(NumWideNotAddress, "wide stores and copied fields proven not pointers");
 ALWAYS_ENABLED_STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
 ALWAYS_ENABLED_STATISTIC(NumAtomics, "cmpxchg/atomicrmw instrumented");
 ALWAYS_ENABLED_STATISTIC(NumWriteSetCalls, "calls instrumented from write-set files");
@@ -651,6 +653,42 @@ static bool mayHoldAddress(Value *V) {
   return true;
 }
 
+// What the C front end said an access is, from its TBAA tag: true for a
+// pointer type, false for another scalar type, nullopt when there is no
+// tag or it says char (anything may be copied as char).
+static std::optional<bool> tbaaSaysPointer(const MDNode *Tag) {
+  if (!Tag || Tag->getNumOperands() < 2)
+    return std::nullopt;
+  auto *Access = dyn_cast<MDNode>(Tag->getOperand(1));
+  if (!Access || Access->getNumOperands() < 1)
+    return std::nullopt;
+  auto *Name = dyn_cast<MDString>(Access->getOperand(0));
+  if (!Name)
+    return std::nullopt;
+  StringRef N = Name->getString();
+  if (N == "omnipotent char")
+    return std::nullopt;
+  if (N == "any pointer")
+    return true;
+  if (N.size() > 2 && N[0] == 'p' && isdigit((unsigned char)N[1]))
+    return true; // -fpointer-tbaa names: "p1 int", "p2 omnipotent char", ...
+  return false;
+}
+
+// Should an untyped 8-byte (or wider) store be scanned for addresses?
+// Type information first; without it, optimized code may have merged a
+// pointer copy into it, -O0 code has not.
+static bool mayStorePointerBits(StoreInst *SI) {
+  if (auto T = tbaaSaysPointer(SI->getMetadata(LLVMContext::MD_tbaa)))
+    return *T;
+  // clang lowers __atomic_store_n on pointers to an untyped i64 store even
+  // at -O0; plain -O0 integer stores are C integers.
+  if (SI->getFunction()->hasOptNone() && !SI->isAtomic())
+    return false;
+  return !SI->getValueOperand()->getType()->isIntegerTy() ||
+         mayHoldAddress(SI->getValueOperand());
+}
+
 static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
                                       Instruction *Before) {
   auto *NS = new StoreInst(V, SI->getPointerOperand(), SI->isVolatile(),
@@ -710,7 +748,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     // optimization): if it is an address inside an open pool, store it
     // relative (cairn_cc__pm_word; the inline test on the region is the
     // cheap filter in front of it).
-    if (!mayHoldAddress(Val)) {
+    if (!mayStorePointerBits(SI)) {
       ++NumWideNotAddress;
       return;
     }
@@ -729,8 +767,13 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     SI->setOperand(0, Phi);
     return;
   }
-  if (Ty->isVectorTy() || Ty->isAggregateType())
+  if (Ty->isVectorTy() || Ty->isAggregateType()) {
+    if (!mayStorePointerBits(SI)) {
+      ++NumWideNotAddress;
+      return;
+    }
     emitGuardedScan(SI, Addr, ConstantInt::get(Int64Ty, Size), InPM, SI);
+  }
 }
 
 // Only used as `p == NULL` / `p != NULL`? Then the relative form answers
@@ -817,8 +860,36 @@ void CairnInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
     IRBuilder<> B(thenBlockFor(InPM, MI));
     emitLog(B, Dst, MI->getLength(), MI);
   }
-  if (isa<MemTransferInst>(MI))
+  if (!isa<MemTransferInst>(MI))
+    return;
+  // A struct copy carries !tbaa.struct: (offset, size, tag) per field. Scan
+  // only the fields that may hold pointers; without it, scan everything.
+  MDNode *Fields = MI->getMetadata(LLVMContext::MD_tbaa_struct);
+  if (!Fields || Fields->getNumOperands() % 3 != 0) {
     emitGuardedScan(MI, Dst, MI->getLength(), InPM, MI);
+    return;
+  }
+  if (!ClScanWideStores)
+    return;
+  Instruction *Next = MI->getNextNode(); // stays first in the latest tail
+  auto [File, Line] = sourceLocation(MI);
+  for (unsigned K = 0; K + 2 < Fields->getNumOperands(); K += 3) {
+    auto *Off = mdconst::dyn_extract<ConstantInt>(Fields->getOperand(K));
+    auto *Sz = mdconst::dyn_extract<ConstantInt>(Fields->getOperand(K + 1));
+    auto *Tag = dyn_cast<MDNode>(Fields->getOperand(K + 2));
+    if (!Off || !Sz || Sz->getZExtValue() < 8)
+      continue;
+    std::optional<bool> P = tbaaSaysPointer(Tag);
+    if (P && !*P) {
+      ++NumWideNotAddress;
+      continue;
+    }
+    ++NumWideScans;
+    IRBuilder<> B(Next);
+    Value *Field = B.CreateConstGEP1_64(B.getInt8Ty(), Dst, Off->getZExtValue());
+    IRBuilder<> TB(thenBlockFor(InPM, Next));
+    TB.CreateCall(FixWords, {Field, TB.getInt64(Sz->getZExtValue()), File, Line});
+  }
 }
 
 void CairnInstrumenter::instrumentAtomic(Instruction *I) {

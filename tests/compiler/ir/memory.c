@@ -49,3 +49,20 @@ size_t load(void *buf, size_t size, size_t n, FILE *f) { return fread(buf, size,
 // O0: call void @llvm.memcpy
 // O0: call void @cairn_cc__fix_words({{.*}}, i64 48,
 void assign(struct rec *d, struct rec s) { *d = s; }
+
+// Type information decides what is scanned: a struct copy carries
+// !tbaa.struct, so only its pointer field is checked for addresses ...
+struct mixed { long a; struct rec *p; long b; long c; };
+// O2-LABEL: define {{.*}}@copy_mixed(
+// O2: call void @llvm.memcpy{{.*}}!tbaa.struct
+// O2: [[F:%.*]] = getelementptr i8, ptr %0, i64 8
+// O2: call void @cairn_cc__fix_words(ptr [[F]], i64 8,
+// O2-NOT: cairn_cc__fix_words
+// O2: ret void
+void copy_mixed(struct mixed *d, const struct mixed *s) { *d = *s; }
+
+// ... and a store TBAA calls `long` is a number, never converted.
+// O2-LABEL: define {{.*}}@set_count(
+// O2-NOT: cairn_cc__pm_word
+// O2: ret void
+void set_count(long *p, long v) { *p = v; }
