@@ -8,6 +8,7 @@ positive rate by more than half on the same code. Run with CAIRN_BUILD set
 to the build directory (default ./build)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,19 @@ def test_wide_slots_are_named_not_followed(tmp_path):
     r = analyze(tmp_path, "callbacks", "--max-targets", "1")
     assert r["not_followed"] == {"field:struct record_ops::load": 2}
     assert "struct setting" not in {t["name"] for t in r["types"]}
+
+
+@pytest.mark.skipif(not shutil.which("bear") or not shutil.which("make"), reason="needs bear and make")
+def test_one_command_from_a_makefile(tmp_path):
+    """`cairn analyze --make` builds under bear, then analyzes: one command."""
+    src = tmp_path / "kv"
+    shutil.copytree(HERE / "programs" / "kvsnap", src)
+    (src / "Makefile").write_text("kvsnap: table.o snapshot.o\n\t$(CC) -o $@ $^\n")
+    env = dict(os.environ, CAIRN_BUILD=str(BUILD), PYTHONPATH=str(ROOT / "python"))
+    res = subprocess.run([sys.executable, "-m", "cairn.cli", "analyze", "--make", "--load",
+                          "kv_load_snapshot", "-p", str(src), "--json"],
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert (src / "compile_commands.json").exists()
+    names = {t["name"] for t in json.loads(res.stdout)["types"] if t["reported"]}
+    assert {"struct kv_store", "struct kv_table", "struct kv_entry"} <= names

@@ -50,7 +50,8 @@ def _make_database(build_dir: Path, command: str) -> int:
         return 2
     cmd = ["bear", "--output", str(build_dir / "compile_commands.json"), "--"] + command.split()
     print("cairn analyze: " + " ".join(cmd), file=sys.stderr)
-    return subprocess.call(cmd, cwd=build_dir)
+    # The build's chatter goes to stderr: stdout carries the report (--json).
+    return subprocess.call(cmd, cwd=build_dir, stdout=sys.stderr)
 
 
 def run(args) -> int:
