@@ -313,6 +313,16 @@ private:
     return true;
   }
   void foldLayoutVariants() {
+    // The member with the best evidence (strongest, nearest the load
+    // function) names the family: Redis' sdshdr8 rather than hiredis' copy.
+    auto best = [](const TypeResult &t) {
+      if (t.evidence.empty()) return std::make_pair(int(WriteKind::PointerVar) + 1, SIZE_MAX);
+      return std::make_pair(int(t.evidence[0].write.kind), t.evidence[0].chain.size());
+    };
+    std::stable_sort(res_.types.begin(), res_.types.end(),
+                     [&](const TypeResult &a, const TypeResult &b) { return best(a) < best(b); });
+    index_.clear();
+    for (size_t i = 0; i < res_.types.size(); ++i) index_[res_.types[i].key] = i;
     for (size_t i = 0; i < res_.types.size(); ++i) {
       TypeResult &rep = res_.types[i];
       if (!rep.reported || !facts_.types.count(rep.key)) continue;
