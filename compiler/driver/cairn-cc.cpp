@@ -172,6 +172,13 @@ int main(int argc, char **argv) {
       return 2;
     }
     if (a == "-fno-cairn") { instrument = false; continue; }
+    if (a == "-flto" || a.rfind("-flto=", 0) == 0) {
+      // The pass runs at the end of the per-file pipeline; with LTO the
+      // linker's optimizer would run after it, or without it.
+      fprintf(stderr, "cairn-cc: %s is not supported: the linker's LTO pipeline "
+                      "would run without cairn's pass; drop -flto\n", a.c_str());
+      return 2;
+    }
     if (a.rfind("-fno-cairn-", 0) == 0 || a.rfind("-fcairn-", 0) == 0) {
       bool on = a[2] != 'n';
       std::string opt = a.substr(on ? 8 : 11);

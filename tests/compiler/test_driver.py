@@ -85,3 +85,8 @@ def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog):
         return int(line.split()[0])
     assert stat() > 0
     assert stat(f"-fno-cairn-{opt}") == 0
+
+
+def test_lto_is_refused_with_a_reason(cairn_cc):
+    r = subprocess.run([str(cairn_cc), "-flto", "-c", "x.c"], capture_output=True, text=True)
+    assert r.returncode != 0 and "without cairn's pass" in r.stderr
