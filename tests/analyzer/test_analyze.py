@@ -35,7 +35,8 @@ TRUTH = {
     "callbacks": {
         "files": ["confdb.c", "handlers.c"],
         "load": "confdb_load",
-        "persistent": [{"struct confdb"}, {"struct setting"}, {"struct session"}],
+        "persistent": [{"struct confdb"}, {"struct setting"}, {"struct session"},
+                       {"struct session_note"}],
     },
 }
 
@@ -166,7 +167,7 @@ def test_wide_slots_are_named_not_followed(tmp_path):
     """A slot with more targets than --max-targets (a command table) is cut,
     and the report says so instead of silently losing what lies behind it."""
     r = analyze(tmp_path, "callbacks", "--max-targets", "1")
-    assert r["not_followed"] == {"field:struct record_ops::load": 2}
+    assert r["not_followed"] == {"field:struct record_ops::load": 3}
     assert "struct setting" not in {t["name"] for t in r["types"]}
 
 
@@ -184,3 +185,11 @@ def test_one_command_from_a_makefile(tmp_path):
     assert (src / "compile_commands.json").exists()
     names = {t["name"] for t in json.loads(res.stdout)["types"] if t["reported"]}
     assert {"struct kv_store", "struct kv_table", "struct kv_entry"} <= names
+
+
+def test_types_behind_void_pointers_are_not_iterators(tmp_path):
+    """session_note points into a persistent type and no typed field holds
+    it, but it is stored through void * (Redis' robj->ptr): not an iterator."""
+    r = {t["name"]: t for t in analyze(tmp_path, "callbacks")["types"]}
+    assert r["struct session_note"]["reported"]
+    assert not r["struct line_reader"]["reported"]

@@ -27,10 +27,19 @@ struct session {                 /* persistent */
     struct session *next;
 };
 
+/* A note on a session, kept in an untyped array (void *), as Redis keeps
+ * its values behind robj->ptr. */
+struct session_note {            /* persistent */
+    struct session *owner;
+    char text[64];
+};
+
 struct confdb {                  /* persistent: the root */
     struct setting *settings;
     struct session *sessions;
     unsigned nsessions;
+    void *notes[64];
+    unsigned nnotes;
 };
 
 struct line_reader {             /* iterator over the save file */

@@ -31,6 +31,26 @@ static int session_save(struct confdb *db, FILE *out) {
     return 0;
 }
 
+static int note_load(struct confdb *db, const char *body) {
+    unsigned id;
+    struct session_note *n = malloc(sizeof *n);
+    if (db->nnotes == 64 || sscanf(body, "%u %63[^\n]", &id, n->text) != 2) { free(n); return -1; }
+    n->owner = NULL;
+    for (struct session *s = db->sessions; s; s = s->next)
+        if (s->id == id) n->owner = s;
+    db->notes[db->nnotes++] = n;
+    return 0;
+}
+
+static int note_save(struct confdb *db, FILE *out) {
+    for (unsigned i = 0; i < db->nnotes; i++) {
+        struct session_note *n = db->notes[i];
+        fprintf(out, "not %u %s\n", n->owner ? n->owner->id : 0, n->text);
+    }
+    return 0;
+}
+
+static struct record_ops note_ops = {"not", note_load, note_save};
 static struct record_ops setting_ops = {"set", setting_load, setting_save};
 static struct record_ops session_ops;
 
@@ -43,4 +63,5 @@ void register_handlers(void) {
     session_ops.save = session_save;
     handlers[nhandlers++] = &setting_ops;
     handlers[nhandlers++] = &session_ops;
+    handlers[nhandlers++] = &note_ops;
 }
