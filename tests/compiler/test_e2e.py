@@ -190,3 +190,27 @@ def test_debian_program_enough_with_persistent_heap(cairn_cc, runtime, tmp_path,
     got = run([heap, 286, 9, 15])
     assert want.returncode == got.returncode == 0, got.stderr
     assert got.stdout == want.stdout and "maximum" in got.stdout
+
+
+ZRAN = Path("/usr/share/doc/zlib1g-dev/examples/zran.c")
+
+
+@pytest.mark.skipif(not ZRAN.exists(), reason="zlib1g-dev's examples/zran.c is not installed")
+def test_debian_program_zran_with_precompiled_zlib(cairn_cc, runtime, tmp_path):
+    """zlib's examples/zran.c (random access into a .gz through an index of
+    access points, each with a 32 KiB window buffer) under --persistent-heap,
+    calling the precompiled libz: same bytes out as the clang build."""
+    import gzip
+    data = b"".join(b"line %d of some text %d\n" % (i, i * 7919 % 1000) for i in range(200000))
+    gz = tmp_path / "data.gz"
+    gz.write_bytes(gzip.compress(data, 6))
+    flags = ("-O2", "-DTEST", "-Wno-format")
+    plain = build(CLANG, ZRAN, tmp_path / "plain", *flags, "-lz")
+    heap = build(cairn_cc, ZRAN, tmp_path / "heap", *flags, "--persistent-heap", "-lz")
+    for offset in (0, 1_000_000, 3_000_000):
+        want = subprocess.run([str(plain), str(gz), str(offset)], capture_output=True)
+        got = subprocess.run([str(heap), str(gz), str(offset)], capture_output=True,
+                             env={"CAIRN_PMEM_FORCE": "1"})
+        assert want.returncode == got.returncode == 0, got.stderr
+        assert got.stdout == want.stdout == data[offset:offset + 16384]
+        assert b"access points" in got.stderr
