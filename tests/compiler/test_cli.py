@@ -1,0 +1,34 @@
+"""`cairn cc` (python/cairn/commands/cc.py): config and a quick benchmark."""
+import json
+import os
+import subprocess
+import sys
+
+from conftest import BUILD, ROOT
+
+
+def cairn(*args, timeout=600):
+    env = dict(os.environ, CAIRN_BUILD=str(BUILD),
+               PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "cairn.cli", "cc", *args],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def test_cc_config(cairn_cc):
+    r = cairn("config")
+    assert r.returncode == 0, r.stderr
+    assert "CairnPass.so" in r.stdout
+
+
+def test_cc_bench_quick_runs_and_writes_json(runtime, tmp_path):
+    out = tmp_path / "bench.json"
+    r = cairn("bench", "--quick", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "| uthash | read |" in r.stdout and "relative_loads" in r.stdout
+    data = json.loads(out.read_text())
+    variants = {row["variant"] for row in data["ns_per_op"]}
+    assert variants == {"clang", "cc-dram", "cc-pm"}
+    pm_list = next(c for c in data["per_op_counts"]
+                   if c["data"] == "pm" and c["structure"] == "list" and c["workload"] == "read")
+    assert pm_list["relative_loads"] > 10     # every node visited converts a pointer
+    assert data["static_stats"]["pointer loads converted back"] > 0
