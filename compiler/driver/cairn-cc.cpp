@@ -214,6 +214,9 @@ int main(int argc, char **argv) {
   args.insert(args.end(), user.begin(), user.end());
   if (!L.include.empty())
     args.push_back("-I" + L.include);
+  if (compileSource || preprocessOnly)
+    // NVL-C style qualifier: pointers to PM by declaration (docs/compiler.md)
+    args.push_back("-Dcairn_pm=__attribute__((address_space(7)))");
   if (compileSource && !preprocessOnly && instrument) {
     if (L.plugin.empty()) {
       fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s; "

@@ -253,6 +253,19 @@ void CairnInstrumenter::initialize() {
   NoSanitize = MDNode::get(Ctx, {});
 }
 
+// Pointers declared `cairn_pm` (NVL-C style; the driver defines it as this
+// address space) are PM by declaration, and clang refuses to mix them with
+// plain pointers without a cast. x86 code generation treats the address
+// space as flat memory; runtime calls take plain pointers.
+static constexpr unsigned PMAddrSpace = 7;
+
+static Value *flat(IRBuilder<> &B, Value *P) {
+  auto *PT = dyn_cast<PointerType>(P->getType());
+  if (!PT || PT->getAddressSpace() == 0)
+    return P;
+  return B.CreateAddrSpaceCast(P, PointerType::getUnqual(P->getContext()));
+}
+
 // ---- proofs: where can this pointer point? ---------------------------------
 
 static bool isMallocLike(StringRef Name) {
@@ -288,6 +301,8 @@ Where CairnInstrumenter::classifyObject(const Value *Obj, unsigned Depth) {
 }
 
 Where CairnInstrumenter::classify(Value *Ptr, unsigned Depth) {
+  if (Ptr->getType()->getPointerAddressSpace() == PMAddrSpace)
+    return ClSkipCheckPM ? Where::PM : Where::Unknown;
   SmallVector<const Value *, 4> Objs;
   getUnderlyingObjects(Ptr, Objs, nullptr, 8);
   if (Objs.empty())
@@ -372,7 +387,8 @@ void CairnInstrumenter::emitLog(IRBuilder<> &B, Value *Addr, Value *Len,
                                 Instruction *LocI) {
   auto [File, Line] = sourceLocation(LocI);
   count(B, LogCalls);
-  B.CreateCall(LogStore, {Addr, B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
+  B.CreateCall(LogStore,
+               {flat(B, Addr), B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
 }
 
 // After `After`, if Cond: rewrite PM-region addresses in [Addr, Addr+Len).
@@ -384,7 +400,8 @@ void CairnInstrumenter::emitGuardedScan(Instruction *After, Value *Addr,
   ++NumWideScans;
   IRBuilder<> B(thenBlockFor(Cond, After->getNextNode()));
   auto [File, Line] = sourceLocation(LocI);
-  B.CreateCall(FixWords, {Addr, B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
+  B.CreateCall(FixWords,
+               {flat(B, Addr), B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
 }
 
 // ---- choosing what to instrument -------------------------------------------
@@ -520,7 +537,7 @@ void CairnInstrumenter::hoistLoopLogs(
                                       SE.getConstant(Int64Ty, G.MinOff, true));
     const SCEV *Len = SE.getAddExpr(
         G.First.Len, SE.getConstant(Int64Ty, G.MaxOff - G.MinOff));
-    Ranges.push_back({Exp.expandCodeFor(Begin, PtrTy, G.First.InsertPt),
+    Ranges.push_back({Exp.expandCodeFor(Begin, Begin->getType(), G.First.InsertPt),
                       Exp.expandCodeFor(Len, Int64Ty, G.First.InsertPt)});
   }
   for (unsigned K = 0; K < Groups.size(); K++) {
@@ -726,7 +743,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     if (CI && CI->isOne()) {
       IRBuilder<> B(SI);
       count(B, RelativeStores);
-      Value *Rel = B.CreateCall(Va2Ra, {Addr, Val, File, Line});
+      Value *Rel = B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
       cloneStoreWithValue(SI, Rel, SI);
       SI->eraseFromParent();
       return;
@@ -735,7 +752,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
     IRBuilder<> B(ThenT);
     count(B, RelativeStores);
-    Value *Rel = B.CreateCall(Va2Ra, {Addr, Val, File, Line});
+    Value *Rel = B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
     cloneStoreWithValue(SI, Rel, ThenT);
     SI->moveBefore(ElseT);
     return;
@@ -759,7 +776,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     Instruction *T = SplitBlockAndInsertIfThen(Cond, SI, false, Unlikely);
     IRBuilder<> TB(T);
     auto [File, Line] = sourceLocation(SI);
-    Value *Rel = TB.CreateCall(PMWord, {Addr, Val, File, Line});
+    Value *Rel = TB.CreateCall(PMWord, {flat(TB, Addr), Val, File, Line});
     IRBuilder<> PB(SI);
     PHINode *Phi = PB.CreatePHI(Int64Ty, 2);
     Phi->addIncoming(Val, Head);
@@ -839,6 +856,8 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   Instruction *T = SplitBlockAndInsertIfThen(
       IsRel, cast<Instruction>(IsRel)->getNextNode(), false, Unlikely);
   Value *VA = emitRa2Va(T, Bits);
+  if (VA->getType() != I->getType())
+    VA = IRBuilder<>(T).CreateAddrSpaceCast(VA, I->getType());
   BasicBlock *Tail = T->getSuccessor(0);
   IRBuilder<> PB(&Tail->front());
   PHINode *Phi = PB.CreatePHI(I->getType(), 2, "cairn.va");
@@ -888,7 +907,8 @@ void CairnInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
     IRBuilder<> B(Next);
     Value *Field = B.CreateConstGEP1_64(B.getInt8Ty(), Dst, Off->getZExtValue());
     IRBuilder<> TB(thenBlockFor(InPM, Next));
-    TB.CreateCall(FixWords, {Field, TB.getInt64(Sz->getZExtValue()), File, Line});
+    TB.CreateCall(FixWords,
+                  {flat(TB, Field), TB.getInt64(Sz->getZExtValue()), File, Line});
   }
 }
 
@@ -925,7 +945,7 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
     ++NumWideScans;
     IRBuilder<> B(I);
     auto toPM = [&](unsigned OpNo) {
-      auto *C = B.CreateCall(PMWord, {Addr, I->getOperand(OpNo), File, Line});
+      auto *C = B.CreateCall(PMWord, {flat(B, Addr), I->getOperand(OpNo), File, Line});
       C->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
       I->setOperand(OpNo, C);
     };
@@ -945,14 +965,19 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
   emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), I);
   Value *PMResult;
   if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I)) {
-    Value *Old = B.CreateCall(CmpxchgPtr, {Addr, CX->getCompareOperand(),
-                                           CX->getNewValOperand(), File, Line});
+    Value *Old = B.CreateCall(
+        CmpxchgPtr, {flat(B, Addr), flat(B, CX->getCompareOperand()),
+                     flat(B, CX->getNewValOperand()), File, Line});
+    Old = B.CreatePointerBitCastOrAddrSpaceCast(Old, ValTy);
     Value *Ok = B.CreateICmpEQ(Old, CX->getCompareOperand());
     PMResult = B.CreateInsertValue(
         B.CreateInsertValue(PoisonValue::get(CX->getType()), Old, 0), Ok, 1);
   } else {
     auto *RMW = cast<AtomicRMWInst>(I);
-    PMResult = B.CreateCall(XchgPtr, {Addr, RMW->getValOperand(), File, Line});
+    PMResult = B.CreatePointerBitCastOrAddrSpaceCast(
+        B.CreateCall(XchgPtr, {flat(B, Addr), flat(B, RMW->getValOperand()),
+                               File, Line}),
+        ValTy);
   }
   BasicBlock *ThenBB = ThenT->getParent();
   I->moveBefore(ElseT);

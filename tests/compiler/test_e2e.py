@@ -214,3 +214,21 @@ def test_debian_program_zran_with_precompiled_zlib(cairn_cc, runtime, tmp_path):
         assert want.returncode == got.returncode == 0, got.stderr
         assert got.stdout == want.stdout == data[offset:offset + 16384]
         assert b"access points" in got.stderr
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_cairn_pm_qualifier(exe, pool_path, opt):
+    prog = exe("pm_qualifier", opt)
+    assert run([prog, "create", pool_path]).returncode == 0
+    r = run([prog, "check", pool_path])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "n=10 walked=10 sum=55\n"
+
+
+def test_cairn_pm_refuses_mixing_at_compile_time(cairn_cc, tmp_path):
+    src = tmp_path / "mix.c"
+    src.write_text("struct n { long v; };\n"
+                   "struct n cairn_pm *f(struct n *dram) { return dram; }\n")
+    r = subprocess.run([str(cairn_cc), "-c", str(src), "-o", str(tmp_path / "mix.o")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "address space" in r.stderr
