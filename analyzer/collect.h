@@ -22,6 +22,16 @@ bool collectFacts(const clang::tooling::CompilationDatabase &db,
 // Arguments a libc call writes through; -1 terminates; a value >= 100 means
 // "every argument from (value - 100) on" (the scanf family).
 const int *libcWrittenArgs(const std::string &fn);
+// A write-like call (write, fwrite, fprintf, ...): where its data starts
+// (`dataToEnd`: every argument from there on) and which argument names the
+// stream or descriptor (-1: none).
+struct Sink {
+  const char *name;
+  int dataArg;
+  bool dataToEnd;
+  int streamArg;
+};
+const Sink *sinkFor(const std::string &fn);
 bool isLibcAllocator(const std::string &fn);
 bool isLibcFunction(const std::string &fn);
 
