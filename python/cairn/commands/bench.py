@@ -44,7 +44,7 @@ GOAL_ALLOC = 3.0
 GOAL_OPEN_S = 0.5
 FORCE_ENV = {"CAIRN_PMEM_FORCE": "1", "PMEM_IS_PMEM_FORCE": "1"}
 
-FULL = dict(rounds=3, seconds=1.0, warmup=0.3, iterations=20,
+FULL = dict(rounds=5, seconds=0.5, warmup=0.2, iterations=20,
             pool_size=256 << 20, open_size=4 << 30, churn_s=1.0, open_repeats=3)
 QUICK = dict(rounds=1, seconds=0.05, warmup=0.02, iterations=3,
              pool_size=64 << 20, open_size=64 << 20, churn_s=0.2, open_repeats=1)
@@ -151,27 +151,31 @@ def _merge_floor(*runs):
 # ---- micro ------------------------------------------------------------------
 
 def run_micro(tools, cfg, threads, env, workdir, errors):
+    """One process per (round, threads, operation, impl); the two impls run
+    back to back for each operation, in an order flipped every round, so each
+    pair sees the same moment of a noisy machine."""
     impls = [i for i in IMPLS if i in tools]
     rows = []
-    bar = _progress(cfg["rounds"] * len(threads) * len(impls), "micro")
+    bar = _progress(cfg["rounds"] * len(threads) * len(OPS) * len(impls), "micro")
     for rnd in range(cfg["rounds"]):
         for t in threads:
-            order = impls if rnd % 2 == 0 else impls[::-1]
-            for impl in order:
-                pool = str(Path(workdir) / f"cairn-bench-{impl}-{os.getpid()}.pool")
-                cmd = [tools[impl], "micro", "--pool", pool,
-                       "--pool-size", str(cfg["pool_size"]), "--threads", str(t),
-                       "--seconds", str(cfg["seconds"]), "--warmup", str(cfg["warmup"])]
-                got, err = _run(cmd, env, timeout=120 + 20 * len(OPS) * cfg["seconds"])
-                for row in got:
-                    if row.get("mode") == "micro":
-                        row["round"] = rnd
-                        rows.append(row)
-                if err:
-                    errors.append(f"micro {impl} threads={t} round {rnd}: {err}")
-                Path(pool).unlink(missing_ok=True)
-                if bar:
-                    bar.update()
+            for k, op in enumerate(OPS):
+                order = impls if (rnd + k) % 2 == 0 else impls[::-1]
+                for impl in order:
+                    pool = str(Path(workdir) / f"cairn-bench-{impl}-{os.getpid()}.pool")
+                    cmd = [tools[impl], "micro", "--pool", pool, "--ops", op,
+                           "--pool-size", str(cfg["pool_size"]), "--threads", str(t),
+                           "--seconds", str(cfg["seconds"]), "--warmup", str(cfg["warmup"])]
+                    got, err = _run(cmd, env, timeout=300)
+                    for row in got:
+                        if row.get("mode") == "micro":
+                            row["round"] = rnd
+                            rows.append(row)
+                    if err:
+                        errors.append(f"micro {impl} {op} threads={t} round {rnd}: {err}")
+                    Path(pool).unlink(missing_ok=True)
+                    if bar:
+                        bar.update()
     if bar:
         bar.close()
     return rows
@@ -182,9 +186,12 @@ def summarize_micro(rows, threads):
     for t in threads:
         for op in OPS:
             entry = {"op": op, "threads": t}
+            by_round = {}
             for impl in IMPLS:
                 sel = [r for r in rows if r["impl"] == impl and r["op"] == op
                        and r["threads"] == t]
+                for r in sel:
+                    by_round.setdefault(r["round"], {})[impl] = r["ops_per_s"]
                 if sel:
                     entry[impl] = {
                         "ops_per_s": statistics.median(r["ops_per_s"] for r in sel),
@@ -192,8 +199,11 @@ def summarize_micro(rows, threads):
                         "runs": len(sel)}
                     if "self" in sel[0]:
                         entry[impl]["self"] = sel[-1]["self"]
-            if "cairn" in entry and "pmemobj" in entry:
-                entry["ratio"] = entry["cairn"]["ops_per_s"] / entry["pmemobj"]["ops_per_s"]
+            pairs = [v["cairn"] / v["pmemobj"] for v in by_round.values()
+                     if "cairn" in v and "pmemobj" in v and v["pmemobj"] > 0]
+            if pairs:
+                entry["ratio"] = statistics.median(pairs)
+                entry["ratio_min"], entry["ratio_max"] = min(pairs), max(pairs)
             entry["goal"] = GOALS.get(op, GOAL_ALLOC)
             out.append(entry)
     return out
@@ -355,10 +365,13 @@ def render(report, markdown=False):
                          _fmt(pm and pm["ns_per_op"], ".0f"), _fmt(cn and cn["ns_per_op"], ".0f"),
                          _fmt(pm and pm["ops_per_s"] / 1e3, ".0f"),
                          _fmt(cn and cn["ops_per_s"] / 1e3, ".0f"),
-                         "-" if ratio is None else f"{ratio:.2f}x",
+                         "-" if ratio is None else
+                         f"{ratio:.2f}x ({e['ratio_min']:.2f}-{e['ratio_max']:.2f})",
                          f">= {e['goal']:g}x",
                          "-" if ratio is None else ("met" if ratio >= e["goal"] else "NOT met")])
-        parts.append("Throughput (median of %d alternating rounds; ns/op is per thread):\n"
+        parts.append("Throughput, median of %d rounds; in each round the two libraries run "
+                     "the operation back to back; ratio = cairn/pmemobj throughput, median of "
+                     "the rounds' ratios (min-max); ns/op is per thread:\n"
                      % report["config"]["rounds"] +
                      _table(["operation", "thr", "pmemobj ns/op", "cairn ns/op",
                              "pmemobj kops/s", "cairn kops/s", "cairn/pmemobj", "goal", ""],
