@@ -65,7 +65,7 @@ struct tcache {
     cairn_pool *pool;
     struct run *cur[CAIRN_NCLASSES];
 };
-static __thread struct tcache *tcaches[64];
+static CAIRN_TLS struct tcache *tcaches[64];
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static __thread char errbuf[1024];
+static CAIRN_TLS char errbuf[1024];
 
 void cairn__err(int errnum, const char *fmt, ...)
 {

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-__thread struct cairn_stats cairn__tstats;
+CAIRN_TLS struct cairn_stats cairn__tstats;
 
 enum flush_kind { FLUSH_CLWB, FLUSH_CLFLUSHOPT, FLUSH_CLFLUSH };
 static enum flush_kind flush_kind = FLUSH_CLFLUSH;
@@ -71,8 +71,8 @@ static void flush_lines_old(uintptr_t p, uintptr_t end)
 
 /* msync mode: the dirty pages of this thread, merged while adjacent. */
 #define MAX_DIRTY 64
-static __thread struct { uintptr_t lo, hi; } dirty[MAX_DIRTY];
-static __thread int ndirty;
+static CAIRN_TLS struct { uintptr_t lo, hi; } dirty[MAX_DIRTY];
+static CAIRN_TLS int ndirty;
 
 static void msync_dirty(void)
 {

@@ -78,7 +78,7 @@ cairn_pool *cairn__pool_by_slot(int slot)
 
 cairn_pool *cairn__pool_by_id(uint32_t id)
 {
-    static __thread int last_slot;          /* a slot, never a pool pointer: pools close */
+    static CAIRN_TLS int last_slot;          /* a slot, never a pool pointer: pools close */
     cairn_pool *p = slot_pool[last_slot];
     if (p && p->id == id) return p;
     for (int i = 0; i < region_slots; i++) {

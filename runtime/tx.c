@@ -67,10 +67,12 @@ struct tx {
     struct vec big;             /* struct range: large logged/fresh ranges */
     struct vec clob;            /* struct range: clobbered */
     struct vec allocs;          /* struct range: allocated here (abort frees) */
+    struct vec fresh;           /* struct range: allocated here, > 256 B: no snapshot,
+                                   flushed whole at commit */
     struct vec frees;           /* void *: freed here (applied at commit) */
     bool flush_needed;
 };
-static __thread struct tx T;
+static CAIRN_TLS struct tx T;
 
 static int vpush(struct vec *v, const void *item, size_t sz)
 {
@@ -160,6 +162,11 @@ static bool covered(uintptr_t lo, uintptr_t hi)
 {
     struct range *r = T.big.v;
     for (size_t i = 0; i < T.big.n; i++)
+        if (r[i].lo <= lo && hi <= r[i].hi) return true;
+    /* the newest fresh objects; an older one missed here is only logged
+     * needlessly, never wrongly */
+    r = T.fresh.v;
+    for (size_t i = T.fresh.n, k = 0; i-- > 0 && k < 32; k++)
         if (r[i].lo <= lo && hi <= r[i].hi) return true;
     if (hi - lo > BIG_RANGE) return false;
     for (uintptr_t line = lo >> 6; line <= (hi - 1) >> 6; line++) {
@@ -321,7 +328,7 @@ static void tx_reset(void)
         }
     }
     T.lcount = 0;
-    T.recs.n = T.big.n = T.clob.n = T.allocs.n = T.frees.n = 0;
+    T.recs.n = T.big.n = T.clob.n = T.allocs.n = T.frees.n = T.fresh.n = 0;
     T.flush_needed = false;
     T.depth = 0;
     T.pool = NULL;
@@ -374,6 +381,8 @@ static void flush_written(void)
     for (size_t i = 0; i < T.big.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
     r = T.clob.v;
     for (size_t i = 0; i < T.clob.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
+    r = T.fresh.v;
+    for (size_t i = 0; i < T.fresh.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
 }
 
 static void retire_log(void)
@@ -452,7 +461,9 @@ void cairn__tx_note_alloc(void *ptr, size_t usable)
 {
     struct range r = { (uintptr_t)ptr, (uintptr_t)ptr + usable };
     if (vpush(&T.allocs, &r, sizeof r)) tx_fatal("out of memory");
-    mark_protected(r.lo, r.hi);             /* fresh: no snapshot needed */
+    /* fresh: no snapshot needed, flushed at commit */
+    if (usable <= 256) mark_protected(r.lo, r.hi);
+    else if (vpush(&T.fresh, &r, sizeof r)) tx_fatal("out of memory");
     T.flush_needed = true;
 }
 
