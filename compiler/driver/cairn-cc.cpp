@@ -27,7 +27,7 @@ namespace {
 const char *const kOptimizations[] = {
     "skip-volatile",   "skip-check-pm",      "merge-logs",
     "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
-    "inline-ra2va", "hoist-loop-logs",
+    "inline-ra2va", "hoist-loop-logs", "elim-dominated-logs",
 };
 
 bool exists(const std::string &p) {

@@ -66,6 +66,11 @@ static cl::opt<bool> ClMergeLogs(
     "cairn-merge-logs", cl::init(true),
     cl::desc("Log once for stores to one object in a block with no call "
              "between them (adjacent and redundant log elimination)"));
+static cl::opt<bool> ClElimDominatedLogs(
+    "cairn-elim-dominated-logs", cl::init(true),
+    cl::desc("No log for a store whose range a dominating store already "
+             "logged, in functions without calls (redundant-log elimination "
+             "across blocks)"));
 static cl::opt<bool> ClHoistLoopLogs(
     "cairn-hoist-loop-logs", cl::init(true),
     cl::desc("One log before a loop for the range a store in it writes over "
@@ -106,6 +111,7 @@ ALWAYS_ENABLED_STATISTIC(NumStores, "stores instrumented (region test and/or log
 ALWAYS_ENABLED_STATISTIC(NumStoresVolatile, "stores skipped: target proven volatile");
 ALWAYS_ENABLED_STATISTIC(NumChecksSkippedPM, "region tests skipped: target proven PM");
 ALWAYS_ENABLED_STATISTIC(NumLogsMerged, "log calls removed by merging within a block");
+ALWAYS_ENABLED_STATISTIC(NumLogsDominated, "log calls removed: range logged by a dominating store");
 ALWAYS_ENABLED_STATISTIC(NumLoopLogsHoisted, "loop stores logged once before the loop");
 ALWAYS_ENABLED_STATISTIC(NumPtrStores, "pointer stores converted to relative form");
 ALWAYS_ENABLED_STATISTIC(NumNullStores, "NULL pointer stores needing no conversion");
@@ -121,7 +127,7 @@ ALWAYS_ENABLED_STATISTIC(NumWriteSetCalls, "calls instrumented from write-set fi
 
 static TrackingStatistic *const AllStats[] = {
     &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
-    &NumLoopLogsHoisted,
+    &NumLoopLogsHoisted, &NumLogsDominated,
     &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress};
@@ -187,6 +193,11 @@ private:
   void hoistLoopLogs(Function &F, LoopInfo &LI, ScalarEvolution &SE,
                      DominatorTree &DT,
                      std::map<Instruction *, MergedLog> &Hoisted);
+  void elimDominatedLogs(Function &F, ArrayRef<Instruction *> Writes,
+                         DenseMap<Instruction *, MergedLog> &MergedAt,
+                         DenseMap<Instruction *, Instruction *> &Covered,
+                         const std::map<Instruction *, MergedLog> &Hoisted,
+                         std::map<Instruction *, MergedLog> &Dominated);
   void mergeLogsInBlock(BasicBlock &BB,
                         DenseMap<Instruction *, MergedLog> &MergedAt,
                         DenseMap<Instruction *, Instruction *> &Covered,
@@ -413,6 +424,9 @@ static bool isBarrierFree(const Instruction &I) {
     return true;
   if (isa<DbgInfoIntrinsic>(CB))
     return true;
+  if (Function *Callee = CB->getCalledFunction())
+    if (Callee->getName() == "cairn__log_store") // ours, from loop hoisting
+      return true;
   if (auto *II = dyn_cast<IntrinsicInst>(CB)) {
     switch (II->getIntrinsicID()) {
     case Intrinsic::lifetime_start:
@@ -550,6 +564,64 @@ void CairnInstrumenter::hoistLoopLogs(
     for (StoreInst *SI : G.Stores) {
       Hoisted[SI] = {Begin, 0, 0, InPM};
       ++NumLoopLogsHoisted;
+    }
+  }
+}
+
+// cairn-elim-dominated-logs: in a function without calls (so one
+// transaction, or none, covers all of it), a store whose bytes a dominating
+// store's log already covered needs no log of its own: every path to it ran
+// that log first. "Covered" uses the dominating store's logged range (its
+// merged block log when it has one).
+void CairnInstrumenter::elimDominatedLogs(
+    Function &F, ArrayRef<Instruction *> Writes,
+    DenseMap<Instruction *, MergedLog> &MergedAt,
+    DenseMap<Instruction *, Instruction *> &Covered,
+    const std::map<Instruction *, MergedLog> &Hoisted,
+    std::map<Instruction *, MergedLog> &Dominated) {
+  for (Instruction &I : instructions(F))
+    if (!isBarrierFree(I))
+      return;
+  DominatorTree DT(F); // fresh: loop hoisting may have split blocks
+  struct Access {
+    StoreInst *SI;
+    Value *Base;
+    int64_t Begin, End;        // bytes this store writes
+    int64_t LogBegin, LogEnd;  // bytes its log covers
+  };
+  SmallVector<Access, 32> Acc;
+  for (Instruction *I : Writes) {
+    auto *SI = dyn_cast<StoreInst>(I);
+    if (!SI || Hoisted.count(SI))
+      continue;
+    APInt Off(64, 0);
+    Value *Base = SI->getPointerOperand()->stripAndAccumulateConstantOffsets(
+        DL, Off, true);
+    int64_t B = Off.getSExtValue();
+    int64_t E = B + DL.getTypeStoreSize(SI->getValueOperand()->getType())
+                        .getFixedValue();
+    Access A{SI, Base, B, E, B, E};
+    auto It = Covered.find(SI);
+    if (It != Covered.end()) {
+      const MergedLog &ML = MergedAt[It->second];
+      A.LogBegin = ML.Begin;
+      A.LogEnd = ML.End;
+    }
+    Acc.push_back(A);
+    if (Acc.size() > 256)
+      return; // quadratic below; big functions keep their logs
+  }
+  for (Access &Later : Acc) {
+    if (Covered.count(Later.SI))
+      continue;
+    for (Access &Earlier : Acc) {
+      if (&Earlier == &Later || Earlier.Base != Later.Base ||
+          Earlier.LogBegin > Later.Begin || Later.End > Earlier.LogEnd ||
+          !DT.dominates(Earlier.SI, Later.SI))
+        continue;
+      Dominated[Later.SI] = {Later.Base, Later.Begin, Later.End, nullptr};
+      ++NumLogsDominated;
+      break;
     }
   }
 }
@@ -1059,6 +1131,9 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
     hoistLoopLogs(F, *LI, *SE, *DT, Hoisted);
   chooseInstructionsToInstrument(F, Writes, PointerReads, MergedAt, Covered,
                                  Hoisted);
+  std::map<Instruction *, MergedLog> Dominated;
+  if (ClElimDominatedLogs && !F.hasOptNone())
+    elimDominatedLogs(F, Writes, MergedAt, Covered, Hoisted, Dominated);
 
   for (auto &[First, ML] : MergedAt) {
     Where W = classify(ML.Base);
@@ -1076,9 +1151,10 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   }
   for (Instruction *I : Writes) {
     if (auto *SI = dyn_cast<StoreInst>(I))
-      instrumentStore(SI, Hoisted.count(SI)   ? &Hoisted[SI]
-                          : Covered.count(SI) ? &MergedAt[Covered[SI]]
-                                              : nullptr);
+      instrumentStore(SI, Hoisted.count(SI)     ? &Hoisted[SI]
+                          : Covered.count(SI)   ? &MergedAt[Covered[SI]]
+                          : Dominated.count(SI) ? &Dominated[SI]
+                                                : nullptr);
     else if (auto *MI = dyn_cast<MemIntrinsic>(I))
       instrumentMemIntrinsic(MI);
     else if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
