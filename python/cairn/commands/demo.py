@@ -12,7 +12,9 @@ def run(args) -> int:
     if pool.exists() and not args.keep:
         pool.unlink()
     writer = paths.tool(args.program)
-    print(f"cairn demo: {writer.name} (a legacy-style C hash table in a pool) writes {pool};")
+    what = ("plain legacy C compiled by cairn-cc: no explicit logging anywhere"
+            if writer.name == "kvstore_cc" else "explicit cairn_tx_add, built by the plain C compiler")
+    print(f"cairn demo: {writer.name}, a chained hash table in a pool ({what}), writes {pool};")
     print(f"it is killed with SIGKILL {args.kills} times at random instants, then reopened, "
           f"checked in full and compared with a replay of the operations it committed.\n")
     bar = tqdm(total=args.kills, unit="kill", disable=not sys.stderr.isatty() or args.verbose)
@@ -48,7 +50,9 @@ def register(sub):
                                    "in full, and compared with a replay of the committed operations.")
     p.add_argument("--kills", type=int, default=40, help="how many times to kill the writer (default 40)")
     p.add_argument("--pool", default="/dev/shm/cairn-demo.pool", help="pool file (default /dev/shm/cairn-demo.pool)")
-    p.add_argument("--program", default="kvstore", help="writer program built in the tree (default kvstore)")
+    p.add_argument("--program", default="kvstore_cc",
+                   help="writer built in the tree: kvstore_cc (plain C through cairn-cc, default) "
+                        "or kvstore (explicit cairn_tx_add, plain C compiler)")
     p.add_argument("--seed", type=int, default=None, help="seed for the kill instants")
     p.add_argument("--keep", action="store_true", help="keep an existing pool instead of starting fresh")
     p.add_argument("-v", "--verbose", action="store_true", help="print every kill")
