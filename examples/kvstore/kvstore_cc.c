@@ -28,40 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define LAYOUT   "cairn-kvstore-1"
-#define NBUCKETS 1024
-#define KEYSPACE 4096
-
-struct entry {
-    struct entry *next;
-    uint64_t key;
-    uint64_t value;
-    char     label[24];        /* a string, copied with memcpy */
-};
-
-struct kv_root {
-    struct entry **buckets;    /* a PM array of NBUCKETS pointers */
-    uint64_t nbuckets;
-    uint64_t ops_done;         /* operations committed */
-    uint64_t count;            /* entries in the table */
-    uint64_t value_sum;        /* sum of all values, a cheap cross-check */
-};
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-/* operation number n: (is_delete, key, value) */
-static void op_of(uint64_t n, int *del, uint64_t *key, uint64_t *value)
-{
-    uint64_t r = mix(n + 1);
-    *del = (r & 7) == 0;                       /* 1 in 8 deletes */
-    *key = (r >> 8) % KEYSPACE;
-    *value = mix(r) >> 16;
-}
+#include "kvstore.h"
 
 static struct entry *bucket_head(struct kv_root *root, uint64_t b)
 {
@@ -164,21 +131,13 @@ static int verify(const char *path)
     if (!pool) { fprintf(stderr, "kvstore: %s\n", cairn_errormsg()); return 1; }
     struct kv_root *root = CAIRN_ROOT(pool, struct kv_root);
     if (!root) { fprintf(stderr, "kvstore: %s\n", cairn_errormsg()); return 1; }
-    static uint64_t ref_val[KEYSPACE];
-    static char ref_has[KEYSPACE], seen[KEYSPACE];
-    memset(ref_has, 0, sizeof ref_has);
+    static struct kv_reference ref;
+    static char seen[KEYSPACE];
     memset(seen, 0, sizeof seen);
-    uint64_t ref_count = 0, ref_sum = 0, n = root->ops_done;
-    for (uint64_t i = 0; i < n; i++) {
-        int del; uint64_t k, v;
-        op_of(i, &del, &k, &v);
-        if (del) {
-            if (ref_has[k]) { ref_count--; ref_sum -= ref_val[k]; ref_has[k] = 0; }
-        } else {
-            if (ref_has[k]) ref_sum -= ref_val[k]; else ref_count++;
-            ref_has[k] = 1; ref_val[k] = v; ref_sum += v;
-        }
-    }
+    uint64_t n = root->ops_done;
+    kv_replay(n, &ref);
+    uint64_t *ref_val = ref.val, ref_count = ref.count, ref_sum = ref.sum;
+    char *ref_has = ref.has;
     int bad = 0;
     uint64_t count = 0, sum = 0;
     if (n > 0 || root->buckets) {
