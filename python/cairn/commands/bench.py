@@ -70,6 +70,8 @@ def register(subparsers):
     r.add_argument("--dir", default="/dev/shm", help="where pools go (default /dev/shm)")
     r.add_argument("--markdown", action="store_true", help="print tables as Markdown")
     r.set_defaults(func=run_runtime)
+    from cairn.commands import cc      # the compiler's benchmark lives with cairn-cc
+    cc.add_bench_parser(sub, "compiler")
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 

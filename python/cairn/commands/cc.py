@@ -37,7 +37,13 @@ def register(subparsers):
     sub = p.add_subparsers(dest="cc_command", metavar="CMD")
     c = sub.add_parser("config", help="where cairn-cc finds its parts")
     c.set_defaults(func=run_config)
-    b = sub.add_parser("bench", help="clang vs cairn-cc (DRAM, PM) on legacy data structures",
+    add_bench_parser(sub, "bench")
+    p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+def add_bench_parser(sub, name):
+    """The compiler benchmark's parser; also `cairn bench compiler`."""
+    b = sub.add_parser(name, help="clang vs cairn-cc (DRAM, PM) on legacy data structures",
                        description=__doc__, formatter_class=_Raw)
     b.add_argument("--n", type=int, default=100000, help="keys per structure (list: n/8)")
     b.add_argument("--ops", type=int, default=1000000, help="operations (list: ops/64)")
@@ -46,7 +52,7 @@ def register(subparsers):
     b.add_argument("--json", metavar="FILE", help="write all results as JSON")
     b.add_argument("--dir", default="/dev/shm", help="where the pool goes")
     b.set_defaults(func=run_bench)
-    p.set_defaults(func=lambda args: p.print_help() or 2)
+    return b
 
 
 class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
