@@ -188,6 +188,9 @@ void cairn__ofence_pool(cairn_pool *pool);
 void cairn__dfence_pool(cairn_pool *pool);
 extern CAIRN_TLS struct cairn_stats cairn__tstats;
 
+/* ---- pptr.c ---- */
+void cairn__install_segv_handler(void);
+
 /* ---- pool.c ---- */
 cairn_pool *cairn__pool_by_slot(int slot);
 cairn_pool *cairn__pool_by_id(uint32_t id);

@@ -69,6 +69,7 @@ __attribute__((constructor)) static void cairn_init(void)
     }
     atexit(atexit_close_all);
     pthread_atfork(NULL, NULL, atfork_child);
+    cairn__install_segv_handler();
 }
 
 cairn_pool *cairn__pool_by_slot(int slot)

@@ -17,6 +17,10 @@
 #define _GNU_SOURCE
 #endif
 #include "internal.h"
+#include <signal.h>
+#include <stdlib.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 static uint64_t to_relative(const cairn_pool *pool, const void *target)
 {
@@ -88,4 +92,64 @@ void *cairn_ptr_load(const void *pm_slot)
 {
     uint64_t v = __atomic_load_n((const uint64_t *)pm_slot, __ATOMIC_RELAXED);
     return cairn__ra2va(v);
+}
+
+/* ---- a relative pointer followed by code cairn-cc did not compile ----
+ * Such code dereferences 1<<63|id<<40|off: a non-canonical address, so the
+ * CPU raises a general-protection fault and the kernel reports SIGSEGV
+ * without the address. The handler looks for a relative pointer of an open
+ * pool in the faulting context's registers, says which pointer and what to
+ * do, then lets the signal take its course (the previous handler, or the
+ * default: a core dump). A program's own SIGSEGV handler installed later
+ * replaces this one. */
+static struct sigaction previous_segv;
+
+static void on_segv(int sig, siginfo_t *info, void *uctx)
+{
+    ucontext_t *uc = uctx;
+    char msg[512];
+    int n = 0;
+#if defined(__x86_64__)
+    for (int r = 0; r < NGREG && n == 0; r++) {
+        if (r == REG_RIP || r == REG_EFL || r == REG_CSGSFS || r == REG_ERR || r == REG_TRAPNO ||
+            r == REG_OLDMASK || r == REG_CR2)
+            continue;
+        uint64_t v = (uint64_t)uc->uc_mcontext.gregs[r];
+        if ((int64_t)v >= 0) continue;
+        cairn_pool *p = cairn__pool_by_id((uint32_t)((v >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK));
+        if (!p || (v & CAIRN_OFF_MASK) >= p->size) continue;
+        n = snprintf(msg, sizeof msg,
+                     "cairn: segmentation fault at pc %p while a register holds the relative "
+                     "pointer %#llx (offset %#llx in %s): code not compiled by cairn-cc followed "
+                     "a pointer kept in persistent memory. Rebuild that code with cairn-cc, or "
+                     "read the pointer with cairn_ptr_load() before passing it on.\n",
+                     (void *)uc->uc_mcontext.gregs[REG_RIP], (unsigned long long)v,
+                     (unsigned long long)(v & CAIRN_OFF_MASK), p->path);
+    }
+#endif
+    if (n > 0) {
+        ssize_t w = write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        (void)w;
+    }
+    if (previous_segv.sa_flags & SA_SIGINFO && previous_segv.sa_sigaction) {
+        previous_segv.sa_sigaction(sig, info, uctx);
+        return;
+    }
+    if (previous_segv.sa_handler != SIG_DFL && previous_segv.sa_handler != SIG_IGN &&
+        previous_segv.sa_handler) {
+        previous_segv.sa_handler(sig);
+        return;
+    }
+    signal(SIGSEGV, SIG_DFL);               /* return: the access faults again, default action */
+}
+
+void cairn__install_segv_handler(void)
+{
+    if (getenv("CAIRN_NO_SEGV_HANDLER")) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &previous_segv);
 }

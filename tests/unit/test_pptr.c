@@ -63,6 +63,23 @@ static void pool_not_open(void *arg)
     cairn_ptr_load(&slot);
 }
 
+/* what precompiled code does with a pointer it read straight from PM */
+__attribute__((noinline)) static int follow_raw(const uint64_t *slot)
+{
+    const volatile int *p = (const volatile int *)(uintptr_t)*(const volatile uint64_t *)slot;
+    return *p;
+}
+
+__attribute__((unused)) static void raw_deref(void *arg)
+{
+    (void)arg;
+    cairn_pool *a = cairn_pool_open(PA, "pp");
+    struct root *ra = CAIRN_ROOT(a, struct root);
+    void *o = cairn_alloc(a, 16);
+    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    follow_raw(&ra->q);
+}
+
 static void violations_stop_with_a_message(void)
 {
     char err[2048];
@@ -75,6 +92,13 @@ static void violations_stop_with_a_message(void)
     st = t_child(pool_not_open, NULL, err, sizeof err);
     CHECK(st == 128 + SIGABRT);
     CHECK(strstr(err, "not open") && strstr(err, "pool id"));
+#ifdef CAIRN_TEST_SANITIZED
+    /* ASan and TSan check or intercept the access and report first */
+#else
+    st = t_child(raw_deref, NULL, err, sizeof err);
+    CHECK(st == 128 + SIGSEGV);
+    CHECK(strstr(err, "relative pointer") && strstr(err, "cairn_ptr_load"));
+#endif
 }
 
 int main(void)
