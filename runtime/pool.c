@@ -340,13 +340,17 @@ cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
         return NULL;
     }
     cairn_pool *pool = pool_new(path, fd);
+    if (!pool) {
+        cairn__err(ENOMEM, "%s: out of memory", path);
+        goto fail_nomap;
+    }
     uint32_t id = 0;
     while (id == 0) {
         if (getrandom(&id, sizeof id, 0) != sizeof id) id = (uint32_t)(time(NULL) ^ getpid());
         id &= CAIRN_ID_MASK;
     }
     pool->id = id;
-    if (!pool || take_slot(pool, path)) goto fail_nomap;
+    if (take_slot(pool, path)) goto fail_nomap;
     if (map_file(pool, fd, 0, size)) {
         cairn__err(errno, "%s: mmap failed: %s", path, strerror(errno));
         goto fail;
