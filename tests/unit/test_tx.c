@@ -145,12 +145,14 @@ static void misuse_is_reported_not_fatal(void)
 {
     cairn_tx_add(&R->a, 8);                   /* outside a tx: warned, ignored */
     CHECK(cairn_tx_begin(NULL) == -1);
-    cairn_pool *q = cairn_pool_create(t_path("txother"), "o", 8 << 20);
+    const char *qpath = t_path("txother");
+    cairn_pool *q = cairn_pool_create(qpath, "o", 8 << 20);
     REQUIRE(q);
     CHECK(cairn_tx_begin(P) == 0);
     CHECK(cairn_tx_begin(q) == -1 && strstr(cairn_errormsg(), "one pool"));
     CHECK(cairn_tx_commit() == 0);
     cairn_pool_close(q);
+    unlink(qpath);
 }
 
 int main(void)
