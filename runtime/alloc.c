@@ -141,9 +141,8 @@ int cairn__heap_init(cairn_pool *pool)
     return heap_arrays(pool, cairn__heap_chunks(pool->hdr, pool->size));
 }
 
-int cairn__heap_grow(cairn_pool *pool, uint64_t old_chunks)
+int cairn__heap_grow(cairn_pool *pool)
 {
-    (void)old_chunks;
     return heap_arrays(pool, cairn__heap_chunks(pool->hdr, pool->size));
 }
 

@@ -146,17 +146,16 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
     check_table(pool, &c);
 
     /* after a clean close: what the bitmaps say is allocated */
-    uint64_t *alloc_bits = NULL, nbits = 0;
+    uint64_t *had_objects = NULL;      /* per chunk: objects the bitmaps hold */
     if (clean == 1 && rep->errors == 0) {
         if (cairn__heap_load_clean(pool) == 0) {
-            for (uint64_t g = 0; g < pool->nchunks; g++) if (pool->ck_kind[g] == CK_RUN) nbits += pool->ck_run[g]->nslots;
-            alloc_bits = calloc(pool->nchunks * 2 + 1, sizeof(uint64_t));
+            had_objects = calloc(pool->nchunks + 1, sizeof(uint64_t));
             for (uint64_t g = 0; g < pool->nchunks; g++) {
                 if (pool->ck_kind[g] == CK_RUN) {
                     struct run *r = pool->ck_run[g];
-                    alloc_bits[2 * g] = (uint64_t)(r->nslots - (uint32_t)atomic_load(&r->nfree));
+                    had_objects[g] = (uint64_t)(r->nslots - (uint32_t)atomic_load(&r->nfree));
                 } else if (pool->ck_kind[g] == CK_LARGE) {
-                    alloc_bits[2 * g] = 1;
+                    had_objects[g] = 1;
                 }
             }
         } else {
@@ -174,10 +173,10 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
             rep->object_bytes = atomic_load(&pool->used_bytes);
             if (ps.root_off && !cairn__object_start(pool, ps.root_off, true))
                 say(&c, "error", "the root (offset %#llx) is not an object", (unsigned long long)ps.root_off);
-            if (alloc_bits) {
+            if (had_objects) {
                 uint64_t leaked = 0, lost = 0;
                 for (uint64_t g = 0; g < pool->nchunks; g++) {
-                    uint64_t had = alloc_bits[2 * g], now = 0;
+                    uint64_t had = had_objects[g], now = 0;
                     if (pool->ck_kind[g] == CK_RUN) {
                         struct run *r = pool->ck_run[g];
                         now = r->nslots - (uint32_t)atomic_load(&r->nfree);
@@ -196,8 +195,7 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
             }
         }
     }
-    free(alloc_bits);
-    (void)nbits;
+    free(had_objects);
     cairn__heap_fini(pool);
     munmap(pool->base, ps.size);
     free(pool);

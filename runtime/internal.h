@@ -224,7 +224,7 @@ uint64_t cairn__heap_chunks(const struct pool_hdr *h, uint64_t size);
 int   cairn__heap_init(cairn_pool *pool);              /* volatile structures */
 void  cairn__heap_fini(cairn_pool *pool);
 int   cairn__heap_load_clean(cairn_pool *pool);        /* from bitmaps */
-int   cairn__heap_grow(cairn_pool *pool, uint64_t old_chunks);
+int   cairn__heap_grow(cairn_pool *pool);        /* after pool->size grew */
 void  cairn__heap_write_back(cairn_pool *pool);        /* bitmaps + table, at close */
 void *cairn__alloc_raw(cairn_pool *pool, size_t size, size_t *usable); /* not zeroed, not flushed */
 void  cairn__free_raw(cairn_pool *pool, void *ptr);

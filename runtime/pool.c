@@ -552,11 +552,10 @@ int cairn_pool_grow(cairn_pool *pool, size_t new_size)
         return -1;
     }
     pthread_mutex_lock(&pool->heap_lock);
-    uint64_t old_chunks = pool->nchunks;
     pool->size = new_size;
     pool->state.size = new_size;
     cairn__state_write(pool);
-    int rc = cairn__heap_grow(pool, old_chunks);
+    int rc = cairn__heap_grow(pool);
     pthread_mutex_unlock(&pool->heap_lock);
     pthread_mutex_unlock(&pool->state_lock);
     return rc;

@@ -41,7 +41,6 @@ int cairn__lane_scan(cairn_pool *pool, unsigned lane,
     char *blk = area + sizeof(struct lane_hdr);
     uint64_t cap = h->lane_size - sizeof(struct lane_hdr), used = 0;
     int n = 0, jumps = 0;
-    (void)why; (void)whylen;
     for (;;) {
         if (cap - used < sizeof(struct log_rec)) break;
         const struct log_rec *r = (const void *)(blk + used);
