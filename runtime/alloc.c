@@ -530,7 +530,7 @@ void *cairn_alloc(cairn_pool *pool, size_t size)
     void *p = cairn__alloc_raw(pool, size, &usable);
     if (!p) return NULL;
     bool in_tx = cairn__tx_in(pool);
-    cairn__zero_flush(pool, p, usable, !in_tx);
+    cairn__zero_flush(pool, p, usable, in_tx);
     if (in_tx)
         cairn__tx_note_alloc(p, usable);    /* ordered by commit, freed on abort */
     else

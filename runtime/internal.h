@@ -183,7 +183,7 @@ uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
 /* ---- persist.c ---- */
 void cairn__persist_init(void);
 void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len);
-void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool flush_small);
+void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx);
 void cairn__ofence_pool(cairn_pool *pool);
 void cairn__dfence_pool(cairn_pool *pool);
 extern CAIRN_TLS struct cairn_stats cairn__tstats;

@@ -600,7 +600,7 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
     size_t usable;
     root = cairn__alloc_raw(pool, size, &usable);
     if (root) {
-        cairn__zero_flush(pool, root, usable, true);
+        cairn__zero_flush(pool, root, usable, false);
         cairn__ofence_pool(pool);                  /* zeroes before the root record */
         pool->state.root_off = cairn__off(pool, root);
         pool->state.root_size = size;
