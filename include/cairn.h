@@ -43,7 +43,10 @@ struct cairn_recovery {
     uint64_t transactions_rolled_back;
     uint64_t objects_reachable;    /* when the heap was rebuilt by marking */
     uint64_t bytes_freed;          /* chunks freed by that rebuild */
-    double   seconds;              /* time spent recovering / loading the heap */
+    double   seconds;              /* time the open spent recovering / loading the heap */
+    double   background_seconds;   /* after a crash: the mark and sweep that ran in the
+                                      background after the open returned (this call
+                                      waits for them) */
 };
 void        cairn_pool_recovery(cairn_pool *pool, struct cairn_recovery *out);
 /* The open pool that holds ptr, or NULL. */

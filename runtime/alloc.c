@@ -7,10 +7,11 @@
  * and no fence here. The chunk table (one word per 256 KiB chunk) is the
  * only allocator metadata kept exact on media, and it changes once per run
  * or large object. Slot bitmaps are volatile while the pool is open; a clean
- * close writes them into their runs, and an open after a crash rebuilds
- * them by marking from the root (gc.c) -- which also frees whatever a crash
- * or the program leaked, so the volatile bitmaps never need to be exact on
- * media. Allocations in a transaction are tracked by tx.c so an abort gives
+ * close writes them into their runs, and after a crash they are rebuilt by
+ * marking from the root (gc.c, in the background: until the sweep, runs
+ * that existed at the crash count as full) -- which also frees whatever a
+ * crash or the program leaked, so the volatile bitmaps never need to be
+ * exact on media. Allocations in a transaction are tracked by tx.c so an abort gives
  * them back; frees in a transaction are applied at commit.
  *
  * Threads: each thread allocates from its own current run of each class
@@ -152,6 +153,7 @@ void cairn__heap_fini(cairn_pool *pool)
         for (uint64_t g = 0; g < pool->nchunks; g++)
             if (pool->ck_kind[g] == CK_RUN && pool->ck_run[g]) {
                 free((void *)pool->ck_run[g]->bits);
+                free(pool->ck_run[g]->gcmark);
                 free(pool->ck_run[g]);
             }
     free(pool->ck_kind);
@@ -260,6 +262,11 @@ static void list_run(cairn_pool *pool, struct run *r)
     pthread_mutex_unlock(&h->lock);
 }
 
+void cairn__run_relist(cairn_pool *pool, struct run *r)
+{
+    if (!atomic_load(&r->owned) && !atomic_load(&r->listed)) list_run(pool, r);
+}
+
 static void release_run(cairn_pool *pool, struct run *r)
 {
     atomic_store(&r->owned, 0);
@@ -359,6 +366,8 @@ void *cairn__alloc_raw(cairn_pool *pool, size_t size, size_t *usable)
         }
         *usable = cairn__class_size[cls];
     }
+    if (!p && cairn__gc_wait_if_running(pool))
+        return cairn__alloc_raw(pool, size, usable);   /* the sweep may have made room */
     if (!p) {
         out_of_space(pool, size);
         return NULL;
@@ -416,6 +425,8 @@ void cairn__free_raw(cairn_pool *pool, void *ptr)
                 "ignored (double free or a pointer into an object?)\n", ptr, pool->path);
         return;
     }
+    /* while the background mark runs, an object it may still scan keeps its memory */
+    if (cairn__gc_on(pool) && cairn__gc_defer_free(pool, ptr)) return;
     uint64_t g = (off - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
     if (pool->ck_kind[g] == CK_RUN) {
         struct run *r = pool->ck_run[g];

@@ -113,6 +113,7 @@ struct run {
     _Atomic int listed;               /* on the class's partial list */
     struct run *next;                 /* partial list link */
     uint32_t hint;
+    uint64_t *gcmark;                 /* background mark (gc.c): set while this run is old */
 };
 
 struct size_class_heap {
@@ -153,10 +154,27 @@ struct cairn_pool {
     uint64_t  free_hint;
     struct size_class_heap classes[CAIRN_NCLASSES];
     _Atomic uint64_t used_bytes;
+    /* background recovery mark (gc.c) */
+    _Atomic int gc_active;            /* 1: barriers grey old pointers, frees of old objects wait */
+    pthread_mutex_t gc_lock;          /* gc_active changes, the queue, the deferred frees */
+    pthread_cond_t gc_cond;
+    int       gc_state;               /* GC_NONE, GC_RUNNING, GC_DONE, GC_FAILED (gc_lock) */
+    pthread_t gc_thread;
+    bool      gc_joinable;
+    uint64_t  gc_root;                /* the root at the open: where the mark starts */
+    uint8_t  *ck_old;                 /* chunks that existed at open: the snapshot */
+    uint64_t  gc_nchunks;
+    uint64_t *gc_q;                   /* offsets greyed by barriers */
+    size_t    gc_qn, gc_qcap;
+    void    **gc_deferred;            /* old objects freed while marking */
+    size_t    gc_dn, gc_dcap;
+    int       gc_oom;                 /* a barrier could not queue: the mark must not free */
     /* recovery report */
     uint64_t  rec_rolled_back, rec_lanes, rec_gc_freed, rec_gc_objects;
-    double    rec_seconds;
+    double    rec_seconds, rec_bg_seconds;
 };
+
+enum { GC_NONE, GC_RUNNING, GC_DONE, GC_FAILED };
 
 /* lane extension blocks (volatile list of heap objects used as log space) */
 struct lane_ext {
@@ -243,6 +261,17 @@ void  cairn__lane_release_exts(cairn_pool *pool);
 /* ---- recover.c / gc.c ---- */
 int   cairn__recover_lanes(cairn_pool *pool, uint64_t *records);
 int   cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes);
+int   cairn__gc_start(cairn_pool *pool);
+void  cairn__gc_wait(cairn_pool *pool);
+bool  cairn__gc_wait_if_running(cairn_pool *pool);
+void  cairn__gc_barrier(cairn_pool *pool, uintptr_t lo, uintptr_t hi);
+bool  cairn__gc_defer_free(cairn_pool *pool, void *ptr);
+void  cairn__run_relist(cairn_pool *pool, struct run *r);
+/* The background mark's hooks cost one relaxed load while it is off. */
+static inline bool cairn__gc_on(cairn_pool *pool)
+{
+    return atomic_load_explicit(&pool->gc_active, memory_order_relaxed) != 0;
+}
 int   cairn__lane_scan(cairn_pool *pool, unsigned lane,
                        int (*fn)(void *ctx, const struct log_rec *r, const char *data), void *ctx,
                        char *why, size_t whylen);

@@ -131,22 +131,20 @@ void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len)
  * them first (a memset first reads every line it writes: for 4 KiB here
  * memset+clwb+sfence takes 1.3-1.4 us, NT stores+sfence 0.6-0.7 us) and
  * need no flush; the caller's next fence orders them like flushed stores.
- * Inside a transaction (in_tx) the commit still flushes the fresh object's
- * lines, since the program may write them before it commits: NT+clwb of
- * 4 KiB measured 1.03-1.11 us against 1.30-1.43 us for memset+clwb, and
- * `cairn bench runtime` tx_alloc_free_4KiB went from 2.8-3.0 us to 2.2-2.4 us;
- * at 1 KiB the same change was slower (1.6-2.1 us against 1.4 us), so inside
- * a transaction only objects of 4 KiB or more take this path. */
+ * Inside a transaction (in_tx) it only memsets: the commit flushes the
+ * fresh object's lines anyway, since the program may write them before it
+ * commits. NT zeroing there too made tx alloc+free of 4 KiB 3.16x
+ * libpmemobj instead of 2.5-2.7x, but costs 64 NT lines plus 64 clwb per
+ * object (128 line operations against libpmemobj's 68), so it is not done:
+ * see docs/runtime.md, "Known limits". */
 void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx)
 {
-    if (pool && pool->user_flush && !pool->no_persist && len >= (in_tx ? 4096u : 1024u) &&
+    if (!in_tx && pool && pool->user_flush && !pool->no_persist && len >= 1024 &&
         ((uintptr_t)ptr & 15) == 0 && (len & 15) == 0) {
         __m128i z = _mm_setzero_si128();
         for (char *p = ptr, *end = p + len; p < end; p += 16) _mm_stream_si128((__m128i *)p, z);
-        if (!in_tx) {
-            cairn__tstats.flushes += (len + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
-            if (write_ns) spin_ns(write_ns * (len / CAIRN_CACHELINE));
-        }
+        cairn__tstats.flushes += (len + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
+        if (write_ns) spin_ns(write_ns * (len / CAIRN_CACHELINE));
         return;
     }
     memset(ptr, 0, len);

@@ -255,6 +255,8 @@ static cairn_pool *pool_new(const char *path, int fd)
     pthread_mutex_init(&pool->lane_lock, NULL);
     pthread_cond_init(&pool->lane_cond, NULL);
     pthread_mutex_init(&pool->heap_lock, NULL);
+    pthread_mutex_init(&pool->gc_lock, NULL);
+    pthread_cond_init(&pool->gc_cond, NULL);
     for (int c = 0; c < CAIRN_NCLASSES; c++) pthread_mutex_init(&pool->classes[c].lock, NULL);
     pool->open_seq = ++open_counter;
     return pool;
@@ -446,7 +448,12 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout)
          * are retired, so a crash anywhere in here recovers the same way. */
         pool->recovered = clean != 1;
         if (cairn__recover_lanes(pool, &pool->rec_rolled_back)) goto fail;
-        if (cairn__gc_rebuild(pool, &pool->rec_gc_objects, &pool->rec_gc_freed)) goto fail;
+        const char *sync = getenv("CAIRN_GC_SYNC");
+        if (sync && strcmp(sync, "0")) {
+            if (cairn__gc_rebuild(pool, &pool->rec_gc_objects, &pool->rec_gc_freed)) goto fail;
+        } else if (cairn__gc_start(pool)) {    /* marks in the background (gc.c) */
+            goto fail;
+        }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     pool->rec_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -477,6 +484,8 @@ static int pool_close(cairn_pool *pool, bool write_back)
                    "them before closing", pool->path);
         return -1;
     }
+    cairn__gc_wait(pool);
+    if (pool->gc_state == GC_FAILED) write_back = false;   /* stays dirty: marked again */
     if (write_back) {
         cairn__lane_release_exts(pool);
         cairn__heap_write_back(pool);
@@ -531,6 +540,7 @@ int cairn_pool_grow(cairn_pool *pool, size_t new_size)
 {
     if (!pool) { cairn__err(EINVAL, "cairn_pool_grow: NULL pool"); return -1; }
     new_size &= ~(size_t)4095;
+    cairn__gc_wait(pool);               /* the mark reads the heap arrays growing replaces */
     pthread_mutex_lock(&pool->state_lock);
     if (new_size <= pool->size || new_size > CAIRN_POOL_MAX_SIZE) {
         pthread_mutex_unlock(&pool->state_lock);
@@ -563,6 +573,7 @@ int cairn_pool_grow(cairn_pool *pool, size_t new_size)
 
 void cairn_pool_recovery(cairn_pool *pool, struct cairn_recovery *out)
 {
+    cairn__gc_wait(pool);
     *out = (struct cairn_recovery){
         .recovered = pool->recovered,
         .records_rolled_back = pool->rec_rolled_back,
@@ -570,6 +581,7 @@ void cairn_pool_recovery(cairn_pool *pool, struct cairn_recovery *out)
         .objects_reachable = pool->rec_gc_objects,
         .bytes_freed = pool->rec_gc_freed,
         .seconds = pool->rec_seconds,
+        .background_seconds = pool->rec_bg_seconds,
     };
 }
 

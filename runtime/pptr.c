@@ -77,6 +77,8 @@ void cairn__ptr_store_at(void *pm_slot, const void *target, const char *file, in
     uint64_t v = cairn__va2ra_checked(pm_slot, target, file, line);
     cairn_pool *sp = cairn__pool_of_addr(pm_slot);
     if (sp && cairn__tx_in(sp)) cairn_tx_add(pm_slot, sizeof v);
+    else if (sp && cairn__gc_on(sp))
+        cairn__gc_barrier(sp, (uintptr_t)pm_slot, (uintptr_t)pm_slot + sizeof v);
     __atomic_store_n((uint64_t *)pm_slot, v, __ATOMIC_RELAXED);
 }
 

@@ -262,6 +262,7 @@ static void add_range(uintptr_t lo, uintptr_t hi)
         cairn__tstats.log_skipped++;
         return;
     }
+    if (cairn__gc_on(T.pool)) cairn__gc_barrier(T.pool, lo, hi);   /* gc.c: old pointers */
     log_append(lo, hi);
     cairn__ofence_pool(T.pool);        /* invariant (1): record before the store */
     mark_protected(lo, hi);
@@ -510,6 +511,7 @@ void cairn_tx_clobber(const void *ptr, size_t len)
     }
     if (cairn__pool_of_addr(ptr) != T.pool) return;
     struct range r = { (uintptr_t)ptr, (uintptr_t)ptr + len };
+    if (cairn__gc_on(T.pool)) cairn__gc_barrier(T.pool, r.lo, r.hi);
     if (vpush(&T.clob, &r, sizeof r)) tx_fatal("out of memory");
 }
 

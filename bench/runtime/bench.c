@@ -339,8 +339,9 @@ static int mode_open(const struct options *o)
     if (be->list_open(o->pool, &r))
         die("pool open");
     printf("{\"mode\":\"open\",\"impl\":\"%s\",\"open_s\":%.6f,\"first_alloc_s\":%.6f,"
-           "\"walk_s\":%.6f,\"objects\":%llu,\"payload_ok\":%s,\"base\":\"0x%llx\"}\n",
-           be->name, r.open_s, r.first_alloc_s, r.walk_s,
+           "\"walk_s\":%.6f,\"background_s\":%.6f,\"objects\":%llu,\"payload_ok\":%s,"
+           "\"base\":\"0x%llx\"}\n",
+           be->name, r.open_s, r.first_alloc_s, r.walk_s, r.background_s,
            (unsigned long long)r.objects, r.checksum_ok ? "true" : "false",
            (unsigned long long)r.base);
     return 0;

@@ -43,6 +43,7 @@ struct open_result {
     double open_s;          /* pool open, including recovery */
     double first_alloc_s;   /* first allocation + free after the open */
     double walk_s;          /* walk of the list from the root */
+    double background_s;    /* cairn after a crash: the mark that ran after the open returned */
     uint64_t objects;       /* nodes counted by the walk */
     uint64_t checksum_ok;   /* 1 if every node's payload held the pattern */
     uintptr_t base;

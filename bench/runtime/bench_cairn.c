@@ -192,9 +192,11 @@ static int cn_list_open(const char *path, struct open_result *out)
               p->payload[sizeof p->payload - 1] == BENCH_NODE_PATTERN;
     }
     double t3 = bench_now();
+    struct cairn_recovery rec;
+    cairn_pool_recovery(pool, &rec);        /* waits for a background mark */
     *out = (struct open_result){.open_s = t1 - t0, .first_alloc_s = t2 - t1,
-                                .walk_s = t3 - t2, .objects = n, .checksum_ok = ok,
-                                .base = (uintptr_t)root};
+                                .walk_s = t3 - t2, .background_s = rec.background_seconds,
+                                .objects = n, .checksum_ok = ok, .base = (uintptr_t)root};
     return cairn_pool_close(pool);
 }
 

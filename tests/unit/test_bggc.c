@@ -1,0 +1,268 @@
+/* test_bggc.c -- the background mark after a crash (gc.c): the open
+ * returns at once, the program changes the graph while the mark runs
+ * (moves objects between lists, hides a pointer in an object the mark may
+ * have scanned already, frees and allocates), and afterwards every object
+ * the program can reach is intact and allocated, and nothing else is.
+ *
+ * CAIRN_TEST_GC_SLOW makes the mark pause every 64 objects, so the
+ * program's changes overlap it; the test checks they did. A reachable
+ * object freed by mistake would be handed out again by the allocations
+ * after the mark and poisoned: the walks after that catch it. */
+#include "harness.h"
+#include "internal.h"
+
+#if defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+/* a simulated crash _exits with the mark's thread running: not a leak */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void) { return "report_thread_leaks=0"; }
+#  endif
+#endif
+
+struct leaf { uint64_t val; uint64_t pad[5]; };
+struct node { uint64_t next; uint64_t other; uint64_t spare; uint64_t val; };
+struct root { uint64_t a, b; uint64_t na, nb; };
+static const char *PATH;
+enum { N = 6000, GARBAGE = 2000 };
+
+/* builds list a of N nodes, each with a leaf, plus garbage; dies unclosed */
+static void build_and_crash(void *arg)
+{
+    (void)arg;
+    cairn_pool *p = cairn_pool_create(PATH, "bggc", 64 << 20);
+    struct root *r = CAIRN_ROOT(p, struct root);
+    for (int i = 0; i < N; i++) {
+        CAIRN_TX(p) {
+            struct node *x = cairn_alloc(p, sizeof *x);
+            struct leaf *l = cairn_alloc(p, sizeof *l);
+            l->val = (uint64_t)i * 7;
+            x->val = (uint64_t)i;
+            cairn_ptr_store(&x->other, l);
+            cairn_ptr_store(&x->next, cairn_ptr_load(&r->a));
+            cairn_ptr_store(&r->a, x);
+            cairn_tx_add(&r->na, 8);
+            r->na++;
+        }
+    }
+    for (int i = 0; i < GARBAGE; i++) {            /* leaked: allocated, never linked */
+        struct node *g = cairn_alloc(p, sizeof *g);
+        cairn_ptr_store(&g->other, cairn_alloc(p, sizeof(struct leaf)));
+    }
+    struct node *c1 = cairn_alloc(p, sizeof *c1), *c2 = cairn_alloc(p, sizeof *c2);
+    cairn_ptr_store(&c1->next, c2);                 /* an unreachable cycle */
+    cairn_ptr_store(&c2->next, c1);
+    _exit(0);
+}
+
+/* every node of both lists has the leaf it was built with (val*7), except
+ * the ones whose leaf moved to spare: then other is NULL */
+static int walk(cairn_pool *p, uint64_t *count)
+{
+    struct root *r = CAIRN_ROOT(p, struct root);
+    int bad = 0;
+    uint64_t n = 0;
+    for (int list = 0; list < 2; list++)
+        for (struct node *x = cairn_ptr_load(list ? &r->b : &r->a); x;
+             x = cairn_ptr_load(&x->next), n++) {
+            struct leaf *l = cairn_ptr_load(&x->other);
+            struct leaf *s = cairn_ptr_load(&x->spare);
+            if (l && l->val != x->val * 7) bad++;
+            if (s && s->val % 7 != 0) bad++;
+        }
+    *count = n;
+    return bad;
+}
+
+/* a pool left by build_and_crash, opened with env set to 1 (if not NULL) */
+static cairn_pool *open_after_crash(const char *name, const char *env)
+{
+    PATH = t_path(name);
+    CHECK(t_child(build_and_crash, NULL, NULL, 0) == 0);
+    if (env) setenv(env, "1", 1);
+    cairn_pool *p = cairn_pool_open(PATH, "bggc");
+    if (env) unsetenv(env);
+    REQUIRE(p);
+    return p;
+}
+
+static void mutate_while_marking(void)
+{
+    cairn_pool *p = open_after_crash("bggc", "CAIRN_TEST_GC_SLOW");
+    CHECK(p->gc_state == GC_RUNNING);               /* the open did not wait for the mark */
+    struct root *r = CAIRN_ROOT(p, struct root);
+    int rounds = 0, overlapped = 0;
+    uint64_t moved = 0, freed = 0, added = 0, hidden = 0;
+    for (; rounds < 3000; rounds++) {
+        if (atomic_load(&p->gc_active)) overlapped++;
+        else if (rounds > 200) break;
+        CAIRN_TX(p) {
+            /* move the second node of a to the head of b */
+            struct node *h = cairn_ptr_load(&r->a);
+            struct node *x = h ? cairn_ptr_load(&h->next) : NULL;
+            if (x) {
+                cairn_ptr_store(&h->next, cairn_ptr_load(&x->next));
+                cairn_ptr_store(&x->next, cairn_ptr_load(&r->b));
+                cairn_ptr_store(&r->b, x);
+                cairn_tx_add(&r->na, 16);
+                r->na--;
+                r->nb++;
+                moved++;
+            }
+            /* hide: the leaf of a's head goes to the spare slot of b's head
+             * (which the mark may have scanned already), then a's head drops it */
+            struct node *bh = cairn_ptr_load(&r->b);
+            if (h && bh && h != bh && cairn_ptr_load(&h->other) && !cairn_ptr_load(&bh->spare)) {
+                cairn_ptr_store(&bh->spare, cairn_ptr_load(&h->other));
+                cairn_ptr_store(&h->other, NULL);
+                hidden++;
+            }
+        }
+        if (rounds % 3 == 0) {
+            CAIRN_TX(p) {                       /* free the third node of b and its leaf */
+                struct node *b1 = cairn_ptr_load(&r->b);
+                struct node *b2 = b1 ? cairn_ptr_load(&b1->next) : NULL;
+                struct node *b3 = b2 ? cairn_ptr_load(&b2->next) : NULL;
+                if (b3 && !cairn_ptr_load(&b3->spare)) {
+                    cairn_ptr_store(&b2->next, cairn_ptr_load(&b3->next));
+                    struct leaf *l = cairn_ptr_load(&b3->other);
+                    if (l) cairn_free(l);
+                    cairn_free(b3);
+                    cairn_tx_add(&r->nb, 8);
+                    r->nb--;
+                    freed++;
+                }
+            }
+        }
+        if (rounds % 5 == 0) {
+            CAIRN_TX(p) {                       /* a new node with a new leaf on a */
+                struct node *x = cairn_alloc(p, sizeof *x);
+                struct leaf *l = cairn_alloc(p, sizeof *l);
+                if (x && l) {
+                    x->val = 1000000 + added;
+                    l->val = x->val * 7;
+                    cairn_ptr_store(&x->other, l);
+                    cairn_ptr_store(&x->next, cairn_ptr_load(&r->a));
+                    cairn_ptr_store(&r->a, x);
+                    cairn_tx_add(&r->na, 8);
+                    r->na++;
+                    added++;
+                }
+            }
+        }
+    }
+    fprintf(stderr, "  %d rounds, %d while marking: moved %llu, hid %llu, freed %llu, added %llu\n",
+            rounds, overlapped, (unsigned long long)moved, (unsigned long long)hidden,
+            (unsigned long long)freed, (unsigned long long)added);
+    CHECK(overlapped >= 50);                        /* the changes really raced the mark */
+    struct cairn_recovery rec;
+    cairn_pool_recovery(p, &rec);                   /* waits for the mark and sweep */
+    CHECK(rec.recovered == 1);
+    CHECK(p->gc_state == GC_DONE);
+    CHECK(rec.background_seconds > 0);
+    CHECK(rec.bytes_freed >= (uint64_t)GARBAGE * 64);
+    uint64_t n = 0;
+    CHECK(walk(p, &n) == 0);
+    CHECK(n == r->na + r->nb);
+    /* anything freed by mistake would now be handed out and poisoned */
+    for (int i = 0; i < 4 * (N + GARBAGE); i++) {
+        struct leaf *l = cairn_alloc(p, sizeof *l);
+        if (!l) break;
+        memset(l, 0xab, sizeof *l);
+        struct node *x = cairn_alloc(p, sizeof *x);
+        if (!x) break;
+        memset(x, 0xab, sizeof *x);
+    }
+    CHECK(walk(p, &n) == 0);
+    CHECK(n == r->na + r->nb);
+    CHECK(cairn_pool_close(p) == 0);
+}
+
+static int errors, leaks;
+static void count(void *ctx, const char *sev, const char *msg)
+{
+    (void)ctx;
+    if (!strcmp(sev, "error")) { errors++; fprintf(stderr, "  check: %s\n", msg); }
+    if (!strcmp(sev, "warning") && strstr(msg, "leaked")) { leaks++; fprintf(stderr, "  check: %s\n", msg); }
+}
+
+/* after the mark, the pool holds exactly what the root reaches plus what
+ * the poisoning allocations took (those are leaks, and the only ones) */
+static void consistent_after(void)
+{
+    struct cairn_check_report rep;
+    errors = leaks = 0;
+    CHECK(cairn__check_file(PATH, true, count, NULL, &rep) == 0);
+    CHECK(errors == 0);
+    cairn_pool *p = cairn_pool_open(PATH, "bggc");
+    REQUIRE(p);
+    uint64_t n;
+    CHECK(walk(p, &n) == 0);
+    cairn_pool_close(p);
+    unlink(PATH);
+}
+
+/* a crash while the mark runs leaves the pool to be marked again */
+static void crash_while_marking(void *arg)
+{
+    (void)arg;
+    cairn_pool *p = cairn_pool_open(PATH, "bggc");
+    if (!p) _exit(3);
+#ifndef CAIRN_TEST_SANITIZED   /* TSan cannot start a thread in a fork child: it marks inline */
+    if (p->gc_state != GC_RUNNING) _exit(4);
+#endif
+    struct root *r = CAIRN_ROOT(p, struct root);
+    CAIRN_TX(p) {
+        struct node *h = cairn_ptr_load(&r->a);
+        cairn_ptr_store(&r->b, h);                  /* a committed change, then death */
+    }
+    _exit(0);
+}
+
+static void crash_during_mark(void)
+{
+    PATH = t_path("bggc2");
+    CHECK(t_child(build_and_crash, NULL, NULL, 0) == 0);
+    setenv("CAIRN_TEST_GC_SLOW", "1", 1);
+    char err[2048];
+    int st = t_child(crash_while_marking, NULL, err, sizeof err);
+    if (st) fprintf(stderr, "  child (status %d) said: %s\n", st, err);
+    CHECK(st == 0);
+    unsetenv("CAIRN_TEST_GC_SLOW");
+    cairn_pool *p = cairn_pool_open(PATH, "bggc");
+    REQUIRE(p);
+    struct cairn_recovery rec;
+    cairn_pool_recovery(p, &rec);
+    CHECK(rec.recovered == 1);
+    struct root *r = CAIRN_ROOT(p, struct root);
+    CHECK(r->b == r->a && r->a != 0);               /* the committed change stayed */
+    uint64_t n;
+    CHECK(walk(p, &n) == 0);
+    CHECK(cairn_pool_close(p) == 0);
+    errors = leaks = 0;
+    struct cairn_check_report rep;
+    CHECK(cairn__check_file(PATH, true, count, NULL, &rep) == 0);
+    CHECK(errors == 0 && leaks == 0);
+    unlink(PATH);
+}
+
+/* CAIRN_GC_SYNC=1: the open marks before it returns */
+static void sync_mark(void)
+{
+    cairn_pool *p = open_after_crash("bggc3", "CAIRN_GC_SYNC");
+    CHECK(p->gc_state == GC_NONE);
+    struct cairn_recovery rec;
+    cairn_pool_recovery(p, &rec);
+    CHECK(rec.recovered == 1 && rec.objects_reachable == 1 + 2 * (uint64_t)N);
+    CHECK(rec.background_seconds == 0);
+    cairn_pool_close(p);
+    unlink(PATH);
+}
+
+int main(void)
+{
+    RUN(mutate_while_marking);
+    RUN(consistent_after);
+    RUN(crash_during_mark);
+    RUN(sync_mark);
+    DONE();
+}
