@@ -148,6 +148,10 @@ extern uintptr_t cairn__region_lo, cairn__region_hi;
 #define CAIRN_ID_SHIFT   40
 #define CAIRN_ID_MASK    ((uint64_t)0x7fffff)
 #define CAIRN_OFF_MASK   (((uint64_t)1 << 40) - 1)
+/* Never a pool's id. A value whose id bits are all ones is a negative
+ * integer kept in a pointer (MAP_FAILED, SIG_ERR, (void *)-1 sentinels:
+ * -2^40 .. -1), not a relative pointer: conversions leave it unchanged. */
+#define CAIRN_ID_NONE    CAIRN_ID_MASK
 
 static inline int cairn__in_region(const void *p)
 {

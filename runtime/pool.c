@@ -171,7 +171,7 @@ int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
     if (memchr(h->layout, 0, CAIRN_LAYOUT_MAX) == NULL || h->hdr_size != sizeof *h ||
         h->nlanes != CAIRN_NLANES || h->lanes_off != CAIRN_LANES_OFF ||
         h->lane_size != CAIRN_LANE_SIZE || h->chunk_size != CAIRN_CHUNK ||
-        h->zone_chunks != CAIRN_ZONE_CHUNKS || h->pool_id == 0 || h->pool_id > CAIRN_ID_MASK ||
+        h->zone_chunks != CAIRN_ZONE_CHUNKS || h->pool_id == 0 || h->pool_id >= CAIRN_ID_NONE ||
         h->heap_off < h->lanes_off + h->nlanes * h->lane_size || h->heap_off % CAIRN_CHUNK) {
         snprintf(why, whylen, "header geometry is inconsistent (corrupt header)");
         return -1;
@@ -345,7 +345,7 @@ cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
         goto fail_nomap;
     }
     uint32_t id = 0;
-    while (id == 0) {
+    while (id == 0 || id == CAIRN_ID_NONE) {
         if (getrandom(&id, sizeof id, 0) != sizeof id) id = (uint32_t)(time(NULL) ^ getpid());
         id &= CAIRN_ID_MASK;
     }
