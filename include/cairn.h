@@ -168,6 +168,9 @@ static inline void *cairn__ra2va(uint64_t v)
         return cairn__ra2va_slow(v);
     return (void *)(uintptr_t)v;
 }
+/* cairn-cc --persistent-heap: a fork child gets a private copy of this
+ * pool (its heap) instead of a read-only view. */
+void     cairn__pool_copy_on_fork(cairn_pool *pool);
 /* Undo-log hook: called before a store of len bytes at addr that may be PM.
  * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
 void     cairn__log_store(const void *addr, size_t len, const char *file, int line);

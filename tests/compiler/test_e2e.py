@@ -168,13 +168,44 @@ def test_persistent_heap_same_output(exe, tmp_path, opt, name):
 
 
 def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
-    heap = tmp_path / "heap.pool"
+    """A named heap is kept at exit, closed cleanly: "%p" makes one per process."""
     prog = build(cairn_cc, PROGRAMS / "heap_mix.c", tmp_path / "hm",
-                 "-O2", f"--persistent-heap={heap}")
-    r = run([prog])
-    assert r.returncode == 0 and "raw-relative=1" in r.stderr
-    assert not heap.exists()                     # volatile in meaning: removed at exit
-    assert str(heap).encode() in prog.read_bytes()
+                 "-O2", f"--persistent-heap={tmp_path}/heap-%p.pool")
+    p = subprocess.Popen([str(prog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "CAIRN_PMEM_FORCE": "1"})
+    out, err = p.communicate()
+    assert p.returncode == 0 and "raw-relative=1" in err
+    heap = tmp_path / f"heap-{p.pid}.pool"
+    assert heap.exists()                         # named: kept for inspection
+    assert f"{tmp_path}/heap-%p.pool".encode() in prog.read_bytes()
+    check = run([runtime / "cairn-pool", "check", heap])
+    assert check.returncode == 0, check.stdout + check.stderr
+    # the run-time variable names it too, and wins over the built-in name
+    r = run([prog], env={"CAIRN_PERSISTENT_HEAP": str(tmp_path / "env.pool")})
+    assert r.returncode == 0 and (tmp_path / "env.pool").exists()
+
+
+HEAP_ENDS = {"exit": 0, "abort": -signal.SIGABRT, "_exit": 3, "exec": 0, "fork": 0}
+
+
+@pytest.mark.parametrize("mode", sorted(HEAP_ENDS))
+def test_persistent_heap_default_leaves_no_file(exe, tmp_path, mode):
+    """The default heap file is unlinked once mapped: nothing is left in
+    /dev/shm however the process ends (abort, _exit, exec, a fork child
+    that allocates). A fork child's heap is its own copy: the parent does
+    not see its changes, and the output equals the clang build's."""
+    plain = build(CLANG, PROGRAMS / "heap_life.c", tmp_path / "plain", "-O2")
+    want = run([plain, mode])
+    prog = exe("heap_life", "-O2", "--persistent-heap")
+    p = subprocess.Popen([str(prog), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "CAIRN_PMEM_FORCE": "1"})
+    out, err = p.communicate()
+    assert p.returncode == want.returncode == HEAP_ENDS[mode], err
+    assert out == want.stdout and "sum 1515" in out
+    assert "heap mapped=1 deleted=1" in err
+    assert not Path(f"/dev/shm/cairn-heap-{p.pid}.pool").exists()
+    if mode == "fork":
+        assert "child exit 0" in out and "parent sum 1528" in out
 
 
 ENOUGH = Path("/usr/share/doc/zlib1g-dev/examples/enough.c")
