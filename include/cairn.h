@@ -95,7 +95,7 @@ void        cairn_tx_clobber(const void *ptr, size_t len); /* durable at commit,
 /* Block form: commits when control leaves the block (end, break, return,
  * goto); cairn_tx_abort() inside the block aborts instead. The body is
  * skipped when the transaction cannot begin (see cairn_errormsg()). */
-struct cairn__tx_scope { int once; int began; };
+struct cairn__tx_scope { int once; int began; int depth; };
 struct cairn__tx_scope cairn__tx_scope_begin(cairn_pool *pool);
 void cairn__tx_scope_end(struct cairn__tx_scope *scope);
 #define CAIRN__CAT2(a, b) a##b

@@ -509,7 +509,10 @@ static void atexit_close_all(void)
             slot_pool[i] = NULL;
             continue;
         }
-        pool_close(p, true);
+        if (pool_close(p, true) != 0 && errno == EBUSY)
+            fprintf(stderr, "cairn: %s: a transaction is still open at exit (left by a "
+                    "longjmp out of it, or never committed); the next open rolls it back\n",
+                    p->path);
     }
 }
 

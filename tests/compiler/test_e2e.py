@@ -266,3 +266,64 @@ def test_cairn_pm_refuses_mixing_at_compile_time(cairn_cc, tmp_path):
     r = subprocess.run([str(cairn_cc), "-c", str(src), "-o", str(tmp_path / "mix.o")],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "address space" in r.stderr
+
+
+def _jmp_sig(exe, pool_path, mode):
+    prog = exe("jmp_sig", "-O2")
+    r = run([prog, pool_path, mode])
+    check = run([prog, pool_path, "check"])
+    assert check.returncode == 0, check.stderr
+    return r, check.stdout
+
+
+def test_longjmp_out_of_tx_stays_open_until_aborted(exe, pool_path):
+    """A longjmp out of a CAIRN_TX block skips its commit: the transaction
+    stays open in the thread; cairn_tx_abort() after setjmp rolls it back."""
+    r, reopened = _jmp_sig(exe, pool_path, "jmp-abort")
+    assert r.returncode == 0, r.stderr
+    assert "after longjmp: x=1 y=0 h=0 open=1" in r.stdout
+    assert "after abort: x=0 y=0 h=0 open=0" in r.stdout
+    assert "after commit: x=2 y=0 h=0 open=0" in r.stdout
+    assert "reopened: x=2" in reopened
+
+
+@pytest.mark.parametrize("mode,message", [
+    ("jmp-nested", "began at depth 1 ends at depth 2"),
+    ("jmp-stale", "a CAIRN_TX block begins while the transaction of a CAIRN_TX block "
+                  "that was left without ending"),
+])
+def test_longjmp_mistakes_stop_and_roll_back(exe, pool_path, mode, message):
+    """Leaving a nested block by longjmp, or beginning a block after the
+    enclosing one was left by longjmp, would make new work part of a
+    transaction that never commits: the runtime stops with the reason, and
+    the next open rolls the whole transaction back."""
+    r, reopened = _jmp_sig(exe, pool_path, mode)
+    assert r.returncode != 0 and "not reached" not in r.stdout
+    assert "safety violation" in r.stderr and message in r.stderr
+    assert "cairn_tx_abort() where setjmp returns" in r.stderr
+    assert "reopened: x=0 y=0 h=0" in reopened
+
+
+def test_tx_left_open_is_reported_at_exit(exe, pool_path):
+    r, reopened = _jmp_sig(exe, pool_path, "jmp-exit")
+    assert "after longjmp: x=1" in r.stdout
+    assert "a transaction is still open at exit" in r.stderr
+    assert "reopened: x=0" in reopened
+
+
+def test_signal_handler_store_joins_interrupted_tx(exe, pool_path):
+    """A handler runs on the interrupted thread: its store to PM is logged in
+    that thread's open transaction, rolled back or committed with it."""
+    r, reopened = _jmp_sig(exe, pool_path, "sig-tx")
+    assert r.returncode == 0, r.stderr
+    assert "in tx after handler: x=1 y=0 h=42 open=1" in r.stdout
+    assert "after abort: x=0 y=0 h=0 open=0" in r.stdout
+    assert "after commit: x=3 y=0 h=42" in r.stdout
+    assert "reopened: x=3 y=0 h=42" in reopened
+
+
+def test_signal_handler_store_outside_tx_is_reported(exe, pool_path):
+    r, _ = _jmp_sig(exe, pool_path, "sig-out")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"outside any transaction at .*jmp_sig\.c:\d+", r.stderr)
+    assert "after handler: x=0 y=0 h=42" in r.stdout
