@@ -276,15 +276,22 @@ def _jmp_sig(exe, pool_path, mode):
     return r, check.stdout
 
 
-def test_longjmp_out_of_tx_stays_open_until_aborted(exe, pool_path):
-    """A longjmp out of a CAIRN_TX block skips its commit: the transaction
-    stays open in the thread; cairn_tx_abort() after setjmp rolls it back."""
-    r, reopened = _jmp_sig(exe, pool_path, "jmp-abort")
+@pytest.mark.parametrize("mode,lines,reopened_line", [
+    # a longjmp out of a CAIRN_TX block skips its commit: the transaction
+    # stays open in the thread; cairn_tx_abort() after setjmp rolls it back
+    ("jmp-abort", ["after longjmp: x=1 y=0 h=0 open=1", "after abort: x=0 y=0 h=0 open=0",
+                   "after commit: x=2 y=0 h=0 open=0"], "reopened: x=2"),
+    # a handler runs on the interrupted thread: its store to PM is logged in
+    # that thread's open transaction, rolled back or committed with it
+    ("sig-tx", ["in tx after handler: x=1 y=0 h=42 open=1", "after abort: x=0 y=0 h=0 open=0",
+                "after commit: x=3 y=0 h=42"], "reopened: x=3 y=0 h=42"),
+])
+def test_longjmp_and_signal_handler_in_tx(exe, pool_path, mode, lines, reopened_line):
+    r, reopened = _jmp_sig(exe, pool_path, mode)
     assert r.returncode == 0, r.stderr
-    assert "after longjmp: x=1 y=0 h=0 open=1" in r.stdout
-    assert "after abort: x=0 y=0 h=0 open=0" in r.stdout
-    assert "after commit: x=2 y=0 h=0 open=0" in r.stdout
-    assert "reopened: x=2" in reopened
+    for line in lines:
+        assert line in r.stdout
+    assert reopened_line in reopened
 
 
 @pytest.mark.parametrize("mode,message", [
@@ -309,17 +316,6 @@ def test_tx_left_open_is_reported_at_exit(exe, pool_path):
     assert "after longjmp: x=1" in r.stdout
     assert "a transaction is still open at exit" in r.stderr
     assert "reopened: x=0" in reopened
-
-
-def test_signal_handler_store_joins_interrupted_tx(exe, pool_path):
-    """A handler runs on the interrupted thread: its store to PM is logged in
-    that thread's open transaction, rolled back or committed with it."""
-    r, reopened = _jmp_sig(exe, pool_path, "sig-tx")
-    assert r.returncode == 0, r.stderr
-    assert "in tx after handler: x=1 y=0 h=42 open=1" in r.stdout
-    assert "after abort: x=0 y=0 h=0 open=0" in r.stdout
-    assert "after commit: x=3 y=0 h=42" in r.stdout
-    assert "reopened: x=3 y=0 h=42" in reopened
 
 
 def test_signal_handler_store_outside_tx_is_reported(exe, pool_path):
