@@ -98,7 +98,7 @@ void        cairn_tx_clobber(const void *ptr, size_t len); /* durable at commit,
 /* Block form: commits when control leaves the block (end, break, return,
  * goto); cairn_tx_abort() inside the block aborts instead. The body is
  * skipped when the transaction cannot begin (see cairn_errormsg()). */
-struct cairn__tx_scope { int once; int began; };
+struct cairn__tx_scope { int once; int began; int depth; };
 struct cairn__tx_scope cairn__tx_scope_begin(cairn_pool *pool);
 void cairn__tx_scope_end(struct cairn__tx_scope *scope);
 #define CAIRN__CAT2(a, b) a##b
@@ -151,6 +151,10 @@ extern uintptr_t cairn__region_lo, cairn__region_hi;
 #define CAIRN_ID_SHIFT   40
 #define CAIRN_ID_MASK    ((uint64_t)0x7fffff)
 #define CAIRN_OFF_MASK   (((uint64_t)1 << 40) - 1)
+/* Never a pool's id. A value whose id bits are all ones is a negative
+ * integer kept in a pointer (MAP_FAILED, SIG_ERR, (void *)-1 sentinels:
+ * -2^40 .. -1), not a relative pointer: conversions leave it unchanged. */
+#define CAIRN_ID_NONE    CAIRN_ID_MASK
 
 static inline int cairn__in_region(const void *p)
 {
@@ -167,6 +171,9 @@ static inline void *cairn__ra2va(uint64_t v)
         return cairn__ra2va_slow(v);
     return (void *)(uintptr_t)v;
 }
+/* cairn-cc --persistent-heap: a fork child gets a private copy of this
+ * pool (its heap) instead of a read-only view. */
+void     cairn__pool_copy_on_fork(cairn_pool *pool);
 /* Undo-log hook: called before a store of len bytes at addr that may be PM.
  * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
 void     cairn__log_store(const void *addr, size_t len, const char *file, int line);

@@ -132,6 +132,7 @@ struct cairn_pool {
     bool      recovered;              /* open found a dirty pool */
     bool      inherited;              /* we are a fork child: read-only view */
     bool      no_persist;             /* a private copy being checked: never flush */
+    bool      copy_on_fork;           /* a persistent heap: fork children get a copy */
     /* check.c: told of pointers that lead to no object */
     void    (*bad_ptr)(void *ctx, uint64_t from_off, uint64_t to_off);
     void     *bad_ptr_ctx;

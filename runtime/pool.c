@@ -171,7 +171,7 @@ int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
     if (memchr(h->layout, 0, CAIRN_LAYOUT_MAX) == NULL || h->hdr_size != sizeof *h ||
         h->nlanes != CAIRN_NLANES || h->lanes_off != CAIRN_LANES_OFF ||
         h->lane_size != CAIRN_LANE_SIZE || h->chunk_size != CAIRN_CHUNK ||
-        h->zone_chunks != CAIRN_ZONE_CHUNKS || h->pool_id == 0 || h->pool_id > CAIRN_ID_MASK ||
+        h->zone_chunks != CAIRN_ZONE_CHUNKS || h->pool_id == 0 || h->pool_id >= CAIRN_ID_NONE ||
         h->heap_off < h->lanes_off + h->nlanes * h->lane_size || h->heap_off % CAIRN_CHUNK) {
         snprintf(why, whylen, "header geometry is inconsistent (corrupt header)");
         return -1;
@@ -347,7 +347,7 @@ cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
         goto fail_nomap;
     }
     uint32_t id = 0;
-    while (id == 0) {
+    while (id == 0 || id == CAIRN_ID_NONE) {
         if (getrandom(&id, sizeof id, 0) != sizeof id) id = (uint32_t)(time(NULL) ^ getpid());
         id &= CAIRN_ID_MASK;
     }
@@ -518,19 +518,64 @@ static void atexit_close_all(void)
             slot_pool[i] = NULL;
             continue;
         }
-        pool_close(p, true);
+        if (pool_close(p, true) != 0 && errno == EBUSY)
+            fprintf(stderr, "cairn: %s: a transaction is still open at exit (left by a "
+                    "longjmp out of it, or never committed); the next open rolls it back\n",
+                    p->path);
     }
+}
+
+/* persistent-heap mode (compiler/rt/cairn_pheap.c): the pool is the
+ * process's malloc heap, so a fork child gets its own copy of it, as it
+ * does of the rest of its memory, instead of a read-only view. */
+void cairn__pool_copy_on_fork(cairn_pool *pool)
+{
+    pool->copy_on_fork = true;
+}
+
+/* In the child: replace the shared mapping by a private anonymous copy at
+ * the same address (so no pointer changes), copying only the file's data
+ * extents (pools are sparse). The copy is never flushed and never touches
+ * the parent's file again. Returns -1 when it could not be made. */
+static int fork_copy(cairn_pool *p)
+{
+    size_t len = p->size;
+    char *copy = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (copy == MAP_FAILED) return -1;
+    off_t off = 0, end;
+    while (off < (off_t)len) {
+        off_t data = lseek(p->fd, off, SEEK_DATA);
+        if (data < 0 && errno == ENXIO) break;           /* no data after off */
+        if (data < 0) { data = off; end = (off_t)len; }  /* no SEEK_DATA: copy all */
+        else {
+            end = lseek(p->fd, data, SEEK_HOLE);
+            if (end < 0 || end > (off_t)len) end = (off_t)len;
+        }
+        memcpy(copy + data, p->base + data, (size_t)(end - data));
+        off = end;
+    }
+    if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p->base) == MAP_FAILED) {
+        munmap(copy, len);
+        return -1;
+    }
+    close(p->fd);          /* the parent keeps the file and its lock */
+    p->fd = -1;            /* so growing fails instead of truncating it */
+    p->no_persist = true;
+    return 0;
 }
 
 /* A child of fork shares the parent's pools (MAP_SHARED). It may read them
  * (pointers keep converting); its writes would race the parent's, so its
  * view becomes read-only, and it never writes allocator state or the clean
- * flag back. The parent's lanes and locks are the parent's. */
+ * flag back. The parent's lanes and locks are the parent's. A persistent
+ * heap is copied instead (above). */
 static void atfork_child(void)
 {
     for (int i = 0; i < region_slots; i++) {
         cairn_pool *p = slot_pool[i];
         if (!p) continue;
+        if (p->copy_on_fork && fork_copy(p) == 0) continue;
         mprotect(p->base, p->size, PROT_READ);
         p->inherited = true;
     }

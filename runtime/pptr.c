@@ -4,6 +4,11 @@
  *
  *   relative = 1<<63 | pool_id<<40 | offset     (NULL stays 0)
  *
+ * Pool id CAIRN_ID_NONE (all ones) is never given to a pool: values in
+ * [-2^40, -1] are negative integers that programs keep in pointers
+ * ((void *)-1, MAP_FAILED, SIG_ERR), and both directions leave them as
+ * they are (expat's test suite stores (void *)(uintptr_t)-1 as user data).
+ *
  * Rules, checked when a pointer is stored into PM:
  *   - a pointer to volatile memory must not be stored in PM: it would
  *     dangle after a restart (NV-to-V);
@@ -31,6 +36,8 @@ void *cairn__ra2va_slow(uint64_t rel)
 {
     uint32_t id = (uint32_t)((rel >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK);
     uint64_t off = rel & CAIRN_OFF_MASK;
+    if (id == CAIRN_ID_NONE)
+        return (void *)(uintptr_t)rel;      /* a small negative integer */
     cairn_pool *pool = cairn__pool_by_id(id);
     if (!pool)
         cairn__violation("relative pointer %#llx refers to pool id %u, which is not open; "
@@ -55,7 +62,7 @@ uint64_t cairn__va2ra_checked(const void *slot, const void *target, const char *
     }
     if ((int64_t)v < 0) {                       /* already relative */
         uint32_t id = (uint32_t)((v >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK);
-        if (id == sp->id) return v;
+        if (id == sp->id || id == CAIRN_ID_NONE) return v;
         target = cairn__ra2va_slow(v);
     }
     cairn_pool *tp = cairn__pool_of_addr(target);

@@ -71,6 +71,7 @@ struct tx {
                                    flushed whole at commit */
     struct vec frees;           /* void *: freed here (applied at commit) */
     bool flush_needed;
+    const char *scope_frame;    /* the outermost CAIRN_TX block's, NULL if by cairn_tx_begin */
 };
 static CAIRN_TLS struct tx T;
 
@@ -334,6 +335,7 @@ static void tx_reset(void)
     T.depth = 0;
     T.pool = NULL;
     T.ext_cur = NULL;
+    T.scope_frame = NULL;
 }
 
 /* ---- public ---- */
@@ -515,14 +517,50 @@ void cairn_tx_clobber(const void *ptr, size_t len)
     if (vpush(&T.clob, &r, sizeof r)) tx_fatal("out of memory");
 }
 
+/* ---- CAIRN_TX blocks, longjmp and signal handlers ----
+ * A CAIRN_TX block is lexically scoped, so two mistakes can be seen:
+ *  - a block ends while a level begun inside it is still open: a longjmp
+ *    out of the inner block (or a cairn_tx_begin without its commit);
+ *  - a block begins while the transaction of an outer block is open but
+ *    that block's frame is gone: any block nested in a live one begins from
+ *    its frame or a deeper one (lower address), so a begin from a shallower
+ *    frame means the outer block was left by a longjmp (or this is a
+ *    signal handler on its own stack, inside the interrupted transaction).
+ * Going on would make the new work part of a transaction that never
+ * commits, rolled back at the next open. Both stop the process instead;
+ * the open transaction is then rolled back, as after a crash. A begin from
+ * a deeper frame than a stale block's is not seen here: the transaction
+ * then stays open, and the pool's close at exit reports it. */
+_Noreturn static void scope_violation(const char *what)
+{
+    cairn__violation("%s on %s; the process stops and the pool rolls the open transaction "
+                     "back at the next open. After a longjmp out of a transaction, call "
+                     "cairn_tx_abort() where setjmp returns the second time; do not begin "
+                     "transactions in signal handlers (docs/compiler.md)",
+                     what, T.pool ? T.pool->path : "?");
+}
+
 struct cairn__tx_scope cairn__tx_scope_begin(cairn_pool *pool)
 {
+    const char *frame = __builtin_frame_address(0);
+    if (T.depth > 0 && T.scope_frame && frame > T.scope_frame)
+        scope_violation("a CAIRN_TX block begins while the transaction of a CAIRN_TX block "
+                        "that was left without ending (a longjmp out of it, or a signal "
+                        "handler interrupting it) is still open");
     int ok = cairn_tx_begin(pool) == 0;
-    return (struct cairn__tx_scope){ .once = ok, .began = ok };
+    if (ok && T.depth == 1) T.scope_frame = frame;
+    return (struct cairn__tx_scope){ .once = ok, .began = ok, .depth = ok ? T.depth : 0 };
 }
 
 void cairn__tx_scope_end(struct cairn__tx_scope *scope)
 {
+    if (scope->began && T.depth > scope->depth) {
+        char what[320];
+        snprintf(what, sizeof what, "a CAIRN_TX block that began at depth %d ends at depth %d: "
+                 "a level begun inside it was left without ending (a longjmp out of a nested "
+                 "block, or a cairn_tx_begin without commit)", scope->depth, T.depth);
+        scope_violation(what);
+    }
     if (scope->began && (T.depth > 0 || T.pending_aborted > 0)) cairn_tx_commit();
     scope->began = 0;
 }

@@ -100,6 +100,8 @@ uint64_t cairn_cc__ra_cache;
 void *cairn_cc__ra2va_miss(uint64_t rel)
 {
     void *va = cairn__ra2va_slow(rel);     /* stops if the pool is not open */
+    if (((rel >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK) == CAIRN_ID_NONE)
+        return va;                          /* a negative integer: nothing to cache */
     uintptr_t d = (uintptr_t)va - (rel & CAIRN_OFF_MASK) - cairn__region_lo;
     if ((d & CAIRN_OFF_MASK) == 0 && (d >> CAIRN_SLOT_SHIFT) < 0xffffffffu)
         __atomic_store_n(&cairn_cc__ra_cache,

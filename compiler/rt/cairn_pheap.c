@@ -8,12 +8,22 @@
  *
  * The driver links this with -Wl,--wrap=malloc,... so only calls from the
  * program's own objects come here; libc's internal allocations stay in DRAM.
- * The heap is volatile in meaning: it is created afresh at each start and
- * removed at exit. Pointers from the heap to DRAM (string literals, globals,
- * stack) are allowed here and stay virtual addresses; pointers into the heap
- * are relative. Pool: CAIRN_PERSISTENT_HEAP=FILE at run time, else the FILE
- * given to the driver, else /dev/shm/cairn-heap-PID.pool; size
- * CAIRN_PERSISTENT_HEAP_SIZE (bytes, default 4 GiB, sparse).
+ * The heap is volatile in meaning: it is created afresh at each start.
+ * Pointers from the heap to DRAM (string literals, globals, stack) are
+ * allowed here and stay virtual addresses; pointers into the heap are
+ * relative. Size CAIRN_PERSISTENT_HEAP_SIZE (bytes, default 4 GiB, sparse).
+ *
+ * Where the pool lives, and whether it outlives the process:
+ *
+ *   default      /dev/shm/cairn-heap-PID.pool ($TMPDIR or /tmp without
+ *                /dev/shm), unlinked as soon as it is mapped: nothing is
+ *                left behind, even when the process is killed, aborts,
+ *                calls _exit or execs (test suites do all of these).
+ *   named        CAIRN_PERSISTENT_HEAP=FILE at run time, else the FILE
+ *                given to the driver; "%p" in it becomes the process id, so
+ *                parallel processes get one pool each. An old FILE is
+ *                replaced at start; at exit the pool is closed cleanly and
+ *                kept, for `cairn-pool info|check FILE`.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,15 +48,30 @@ static char heap_path[4096];
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int inside;  /* the runtime's own allocations go to libc */
 
-static void heap_remove(void)
+static void heap_close(void)
 {
     if (heap) {
         cairn_pool *h = heap;
         heap = NULL;
-        cairn_pool_close(h);
+        cairn_pool_close(h);   /* refused, harmlessly, in a fork child */
     }
-    if (heap_path[0])
-        unlink(heap_path);
+}
+
+/* FILE with "%p" replaced by the process id and "%%" by "%". */
+static void expand_path(char *dst, size_t cap, const char *pattern)
+{
+    size_t n = 0;
+    for (const char *c = pattern; *c && n + 1 < cap; c++) {
+        if (c[0] == '%' && c[1] == 'p') {
+            n += (size_t)snprintf(dst + n, cap - n, "%d", (int)getpid());
+            c++;
+        } else {
+            if (c[0] == '%' && c[1] == '%') c++;
+            dst[n++] = *c;
+        }
+        if (n >= cap) n = cap - 1;
+    }
+    dst[n] = 0;
 }
 
 static cairn_pool *heap_get(void)
@@ -59,11 +84,18 @@ static cairn_pool *heap_get(void)
         const char *p = getenv("CAIRN_PERSISTENT_HEAP");
         if ((!p || !*p) && cairn_cc__pheap_file && cairn_cc__pheap_file[0])
             p = cairn_cc__pheap_file;
-        if (p && *p)
-            snprintf(heap_path, sizeof heap_path, "%s", p);
-        else
-            snprintf(heap_path, sizeof heap_path, "/dev/shm/cairn-heap-%d.pool",
+        int named = p && *p;
+        if (named) {
+            expand_path(heap_path, sizeof heap_path, p);
+        } else {
+            const char *dir = "/dev/shm";
+            if (access(dir, W_OK) != 0) {
+                dir = getenv("TMPDIR");
+                if (!dir || !*dir) dir = "/tmp";
+            }
+            snprintf(heap_path, sizeof heap_path, "%s/cairn-heap-%d.pool", dir,
                      (int)getpid());
+        }
         const char *sz = getenv("CAIRN_PERSISTENT_HEAP_SIZE");
         size_t size = sz && *sz ? strtoull(sz, NULL, 0) : ((size_t)4 << 30);
         /* the heap is written outside transactions by design */
@@ -75,7 +107,10 @@ static cairn_pool *heap_get(void)
                     cairn_errormsg());
             abort();
         }
-        atexit(heap_remove);
+        if (!named)
+            unlink(heap_path);     /* the mapping keeps it alive */
+        cairn__pool_copy_on_fork(heap);   /* fork: the child's heap is its own */
+        atexit(heap_close);
         inside = 0;
     }
     pthread_mutex_unlock(&heap_lock);

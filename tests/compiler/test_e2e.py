@@ -168,13 +168,44 @@ def test_persistent_heap_same_output(exe, tmp_path, opt, name):
 
 
 def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
-    heap = tmp_path / "heap.pool"
+    """A named heap is kept at exit, closed cleanly: "%p" makes one per process."""
     prog = build(cairn_cc, PROGRAMS / "heap_mix.c", tmp_path / "hm",
-                 "-O2", f"--persistent-heap={heap}")
-    r = run([prog])
-    assert r.returncode == 0 and "raw-relative=1" in r.stderr
-    assert not heap.exists()                     # volatile in meaning: removed at exit
-    assert str(heap).encode() in prog.read_bytes()
+                 "-O2", f"--persistent-heap={tmp_path}/heap-%p.pool")
+    p = subprocess.Popen([str(prog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "CAIRN_PMEM_FORCE": "1"})
+    out, err = p.communicate()
+    assert p.returncode == 0 and "raw-relative=1" in err
+    heap = tmp_path / f"heap-{p.pid}.pool"
+    assert heap.exists()                         # named: kept for inspection
+    assert f"{tmp_path}/heap-%p.pool".encode() in prog.read_bytes()
+    check = run([runtime / "cairn-pool", "check", heap])
+    assert check.returncode == 0, check.stdout + check.stderr
+    # the run-time variable names it too, and wins over the built-in name
+    r = run([prog], env={"CAIRN_PERSISTENT_HEAP": str(tmp_path / "env.pool")})
+    assert r.returncode == 0 and (tmp_path / "env.pool").exists()
+
+
+HEAP_ENDS = {"exit": 0, "abort": -signal.SIGABRT, "_exit": 3, "exec": 0, "fork": 0}
+
+
+@pytest.mark.parametrize("mode", sorted(HEAP_ENDS))
+def test_persistent_heap_default_leaves_no_file(exe, tmp_path, mode):
+    """The default heap file is unlinked once mapped: nothing is left in
+    /dev/shm however the process ends (abort, _exit, exec, a fork child
+    that allocates). A fork child's heap is its own copy: the parent does
+    not see its changes, and the output equals the clang build's."""
+    plain = build(CLANG, PROGRAMS / "heap_life.c", tmp_path / "plain", "-O2")
+    want = run([plain, mode])
+    prog = exe("heap_life", "-O2", "--persistent-heap")
+    p = subprocess.Popen([str(prog), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "CAIRN_PMEM_FORCE": "1"})
+    out, err = p.communicate()
+    assert p.returncode == want.returncode == HEAP_ENDS[mode], err
+    assert out == want.stdout and "sum 1515" in out
+    assert "heap mapped=1 deleted=1" in err
+    assert not Path(f"/dev/shm/cairn-heap-{p.pid}.pool").exists()
+    if mode == "fork":
+        assert "child exit 0" in out and "parent sum 1528" in out
 
 
 ENOUGH = Path("/usr/share/doc/zlib1g-dev/examples/enough.c")
@@ -235,3 +266,60 @@ def test_cairn_pm_refuses_mixing_at_compile_time(cairn_cc, tmp_path):
     r = subprocess.run([str(cairn_cc), "-c", str(src), "-o", str(tmp_path / "mix.o")],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "address space" in r.stderr
+
+
+def _jmp_sig(exe, pool_path, mode):
+    prog = exe("jmp_sig", "-O2")
+    r = run([prog, pool_path, mode])
+    check = run([prog, pool_path, "check"])
+    assert check.returncode == 0, check.stderr
+    return r, check.stdout
+
+
+@pytest.mark.parametrize("mode,lines,reopened_line", [
+    # a longjmp out of a CAIRN_TX block skips its commit: the transaction
+    # stays open in the thread; cairn_tx_abort() after setjmp rolls it back
+    ("jmp-abort", ["after longjmp: x=1 y=0 h=0 open=1", "after abort: x=0 y=0 h=0 open=0",
+                   "after commit: x=2 y=0 h=0 open=0"], "reopened: x=2"),
+    # a handler runs on the interrupted thread: its store to PM is logged in
+    # that thread's open transaction, rolled back or committed with it
+    ("sig-tx", ["in tx after handler: x=1 y=0 h=42 open=1", "after abort: x=0 y=0 h=0 open=0",
+                "after commit: x=3 y=0 h=42"], "reopened: x=3 y=0 h=42"),
+])
+def test_longjmp_and_signal_handler_in_tx(exe, pool_path, mode, lines, reopened_line):
+    r, reopened = _jmp_sig(exe, pool_path, mode)
+    assert r.returncode == 0, r.stderr
+    for line in lines:
+        assert line in r.stdout
+    assert reopened_line in reopened
+
+
+@pytest.mark.parametrize("mode,message", [
+    ("jmp-nested", "began at depth 1 ends at depth 2"),
+    ("jmp-stale", "a CAIRN_TX block begins while the transaction of a CAIRN_TX block "
+                  "that was left without ending"),
+])
+def test_longjmp_mistakes_stop_and_roll_back(exe, pool_path, mode, message):
+    """Leaving a nested block by longjmp, or beginning a block after the
+    enclosing one was left by longjmp, would make new work part of a
+    transaction that never commits: the runtime stops with the reason, and
+    the next open rolls the whole transaction back."""
+    r, reopened = _jmp_sig(exe, pool_path, mode)
+    assert r.returncode != 0 and "not reached" not in r.stdout
+    assert "safety violation" in r.stderr and message in r.stderr
+    assert "cairn_tx_abort() where setjmp returns" in r.stderr
+    assert "reopened: x=0 y=0 h=0" in reopened
+
+
+def test_tx_left_open_is_reported_at_exit(exe, pool_path):
+    r, reopened = _jmp_sig(exe, pool_path, "jmp-exit")
+    assert "after longjmp: x=1" in r.stdout
+    assert "a transaction is still open at exit" in r.stderr
+    assert "reopened: x=0" in reopened
+
+
+def test_signal_handler_store_outside_tx_is_reported(exe, pool_path):
+    r, _ = _jmp_sig(exe, pool_path, "sig-out")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"outside any transaction at .*jmp_sig\.c:\d+", r.stderr)
+    assert "after handler: x=0 y=0 h=42" in r.stdout

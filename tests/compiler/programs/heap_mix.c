@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 struct node { struct node *next; const char *kind; char *name; long v; };
+/* not inlined, so the loads really read the heap */
+__attribute__((noinline)) static void *slot_of(void **v, int i) { return v[i]; }
 static int cmp(const void *a, const void *b) { const struct node *x = *(struct node * const *)a, *y = *(struct node * const *)b; return (x->v > y->v) - (x->v < y->v); }
 int main(void) {
     struct node *head = NULL;
@@ -23,6 +25,15 @@ int main(void) {
     unsigned long raw; memcpy(&raw, &head->next, 8);
     printf("min=%s max=%s s=%ld %s\n", arr[0]->name, arr[99]->name, s, arr[50]->kind);
     fprintf(stderr, "raw-relative=%d\n", (int)(raw >> 63));
+    /* negative integers kept in pointers ((void *)-1, MAP_FAILED): expat's
+     * test suite keeps (void *)(uintptr_t)-1 as user data. They are not
+     * relative pointers and must come back unchanged. */
+    void **sent = malloc(3 * sizeof *sent);
+    volatile long minus = -1;
+    sent[0] = (void *)minus; sent[1] = (void *)(minus - 4095); sent[2] = sent;
+    printf("sentinels %d %d %d\n", slot_of(sent, 0) == (void *)-1,
+           (long)slot_of(sent, 1) == -4096, slot_of(sent, 2) == (void *)sent);
+    free(sent);
     while (head) { struct node *n = head->next; free(head->name); free(head); head = n; }
     free(arr);
     return 0;
