@@ -56,8 +56,8 @@ void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
 /* CAIRN_TYPE_ID(T): a checksum of T's layout; the root records it and
  * cairn_root refuses a root of another id. Two ways to compute it
  * (docs/compiler.md, "Type ids"):
- *  - cairn-cc: its clang plugin (compiler/ast) predefines __CAIRN_TYPE_IDS__
- *    and replaces the 0 in the marker below with a checksum of T's full
+ *  - cairn-cc (which defines __CAIRN_CC__): its clang plugin (compiler/ast)
+ *    replaces the 0 in the marker below with a checksum of T's full
  *    layout: field names, offsets, bit-fields, signedness, arrays, nested
  *    records, enums and, through pointers, the pointed-to types. The marker
  *    is a constant expression, so the id can initialize a static variable;
@@ -66,15 +66,17 @@ void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
  *    These ids are even.
  *  - any other compiler: what C itself can see, the spelled type name, its
  *    size and alignment (cairn__type_id_basic). These ids are odd.
- * A pool made by one kind of program is refused by the other. cairn-cc
- * defines __CAIRN_CC__ when it loads the plugin; if the plugin did not
- * start, this header stops the build rather than mixing the two kinds. */
-#if defined(__CAIRN_TYPE_IDS__)
-typedef uint64_t cairn__layout_id;
+ * A pool made by one kind of program is refused by the other. The
+ * attribute cairn_layout_id exists only where the plugin is loaded: without
+ * it the marker would stay 0, so the build stops at the typedef instead. */
+#if defined(__CAIRN_CC__)
+#  pragma clang diagnostic push
+#  pragma clang diagnostic error "-Wunknown-attributes"
+typedef uint64_t cairn__layout_id
+    __attribute__((cairn_layout_id)); /* unknown: cairn-cc's plugin CairnTypeId.so is not loaded */
+#  pragma clang diagnostic pop
 #  define CAIRN_TYPE_ID(T) (__extension__ _Generic((__typeof__(T) *)0,     \
                                        default: (cairn__layout_id)0ULL))
-#elif defined(__CAIRN_CC__)
-#  error "cairn.h: cairn-cc's type-id plugin (CairnTypeId.so) did not run; CAIRN_TYPE_ID needs it (cairn-cc --cairn-config shows where it looks)"
 #endif
 #ifndef CAIRN_TYPE_ID
 #  define CAIRN_TYPE_ID(T) \

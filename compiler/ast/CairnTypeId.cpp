@@ -2,8 +2,7 @@
 // cairn-cc: a checksum of T's full layout (TypeLayout.h, docs/compiler.md
 // "Type ids").
 //
-// When its AST consumer starts, the plugin predefines __CAIRN_TYPE_IDS__.
-// cairn.h then spells CAIRN_TYPE_ID(T) as a marker,
+// Under cairn-cc (__CAIRN_CC__) cairn.h spells CAIRN_TYPE_ID(T) as a marker,
 //
 //     (__extension__ _Generic((__typeof__(T) *)0,
 //                             default: (cairn__layout_id)0ULL))
@@ -13,6 +12,10 @@
 // CodeGen's (AddBeforeMainAction): it sees each top-level declaration first,
 // finds the markers in it, and writes T's layout id into the 0ULL literal.
 // CodeGen, at any -O level, then emits the id as a constant.
+//
+// The marker's typedef carries the attribute cairn_layout_id, which this
+// plugin registers: a compile without the plugin stops there (cairn.h makes
+// the unknown attribute an error) instead of leaving the placeholder.
 //
 // What can go wrong is reported as an error, never left as 0:
 //  - a marker where C needs the value while parsing (enum constants, case
@@ -30,8 +33,10 @@
 #include "clang/Frontend/FrontendPluginRegistry.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
-#include "llvm/ADT/DenseMap.h"
+#include "clang/Sema/ParsedAttr.h"
+
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -43,9 +48,10 @@ constexpr const char *kMacro = "CAIRN_TYPE_ID";
 constexpr const char *kSlotType = "cairn__layout_id";
 
 // Where each CAIRN_TYPE_ID was expanded, keyed by the location of the
-// macro's name; a marker's tokens lead back to the same location.
+// macro's name; a marker's tokens lead back to the same location. Ordered,
+// so that leftovers are reported in a stable order.
 struct Expansions {
-  llvm::DenseMap<unsigned, SourceLocation> pending;
+  std::map<unsigned, SourceLocation> pending;
 };
 
 class ExpansionRecorder : public PPCallbacks {
@@ -76,7 +82,7 @@ std::optional<Marker> asMarker(GenericSelectionExpr *e) {
   const auto *slotType = cast->getTypeAsWritten()->getAs<TypedefType>();
   if (!slotType || slotType->getDecl()->getName() != kSlotType)
     return std::nullopt;
-  auto *slot = dyn_cast<IntegerLiteral>(cast->getSubExpr()->IgnoreParens());
+  auto *slot = dyn_cast<IntegerLiteral>(cast->getSubExpr()->IgnoreParenImpCasts());
   auto *carrier = dyn_cast<CStyleCastExpr>(e->getControllingExpr()->IgnoreParenImpCasts());
   if (!slot || !carrier || !carrier->getTypeAsWritten()->isPointerType())
     return std::nullopt;
@@ -110,7 +116,7 @@ public:
     warnBasic_ = diags_.getCustomDiagID(
         DiagnosticsEngine::Warning,
         "plain-C type id (cairn__type_id_basic) in a cairn-cc build: this file "
-        "was preprocessed without cairn-cc's type-id plugin (cairn-cc -E?); "
+        "was preprocessed by another compiler (cc -E?); "
         "its ids differ from cairn-cc's, and a pool made by one is refused by "
         "the other");
     remarkId_ = diags_.getCustomDiagID(DiagnosticsEngine::Remark,
@@ -239,12 +245,8 @@ class TypeIdAction : public PluginASTAction {
 protected:
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &ci,
                                                  llvm::StringRef) override {
-    Preprocessor &pp = ci.getPreprocessor();
-    // cairn.h switches to the marker form only when this consumer exists,
-    // so a marker is never compiled without being rewritten.
-    pp.setPredefines(pp.getPredefines() + "#define __CAIRN_TYPE_IDS__ 1\n");
     auto exp = std::make_shared<Expansions>();
-    pp.addPPCallbacks(std::make_unique<ExpansionRecorder>(exp));
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<ExpansionRecorder>(exp));
     return std::make_unique<TypeIdConsumer>(exp, print_);
   }
 
@@ -271,7 +273,21 @@ private:
   bool print_ = false;
 };
 
+// __attribute__((cairn_layout_id)) on cairn.h's cairn__layout_id: accepted
+// and otherwise ignored; its only job is to be unknown without the plugin.
+struct LayoutIdAttr : public ParsedAttrInfo {
+  LayoutIdAttr() {
+    static constexpr Spelling spellings[] = {{ParsedAttr::AS_GNU, "cairn_layout_id"}};
+    Spellings = spellings;
+  }
+  AttrHandling handleDeclAttribute(Sema &, Decl *, const ParsedAttr &) const override {
+    return AttributeApplied;
+  }
+};
+
 } // namespace
 
+static ParsedAttrInfoRegistry::Add<LayoutIdAttr>
+    registerAttr("cairn_layout_id", "marks cairn.h's type-id placeholder type");
 static FrontendPluginRegistry::Add<TypeIdAction>
     registerTypeId("cairn-type-id", "computes CAIRN_TYPE_ID(T) from T's layout");

@@ -4,9 +4,9 @@
 // It passes every argument to clang unchanged and adds:
 //   compiling:  -fpass-plugin=CairnPass.so (plus -Xclang -load so that
 //               -mllvm -cairn-* options parse), the write-set files,
-//               -fplugin=CairnTypeId.so and -D__CAIRN_CC__ (CAIRN_TYPE_ID
-//               from the type's layout, also with -fno-cairn), and -I for
-//               cairn.h;
+//               -fplugin=CairnTypeId.so (CAIRN_TYPE_ID from the type's
+//               layout, also with -fno-cairn), and -I for cairn.h;
+//   preprocessing and compiling: -D__CAIRN_CC__ (cairn.h's marker form);
 //   linking:    libcairn_cc_rt.a, then libcairn (shared if built, else
 //               static), then -lpthread.
 // Its parts are found relative to the executable, in the build tree
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
   bool link = true, compileSource = false, preprocessOnly = false,
        shared = false, staticRuntime = false, instrument = true, anyInput = false;
   std::vector<std::string> mllvm;
-  bool persistentHeap = false, printTypeIds = false, depsOnly = false;
+  bool persistentHeap = false, printTypeIds = false;
   std::string heapFile, genFile;
 
   for (int i = 1; i < argc; i++) {
@@ -201,7 +201,6 @@ int main(int argc, char **argv) {
     if (a == "-c" || a == "-S" || a == "-fsyntax-only" || a == "-M" || a == "-MM")
       link = false;
     if (a == "-E") { link = false; preprocessOnly = true; }
-    if (a == "-M" || a == "-MM") depsOnly = true;
     if (a == "-shared") shared = true;
     if (a == "-x") compileSource = true;
     if (takesSeparateValue(a) && i + 1 < argc) {
@@ -221,19 +220,23 @@ int main(int argc, char **argv) {
   args.insert(args.end(), user.begin(), user.end());
   if (!L.include.empty())
     args.push_back("-I" + L.include);
-  if (compileSource || preprocessOnly)
+  if (compileSource || preprocessOnly) {
     // NVL-C style qualifier: pointers to PM by declaration (docs/compiler.md)
     args.push_back("-Dcairn_pm=__attribute__((address_space(7)))");
-  if (compileSource && !preprocessOnly && !depsOnly) {
+    // cairn.h's CAIRN_TYPE_ID marker, which the type-id plugin rewrites; a
+    // preprocessed file keeps the marker for the compile that follows.
+    args.push_back("-D__CAIRN_CC__=1");
+  }
+  if (compileSource && !preprocessOnly) {
     // Type ids come from the layout whenever cairn-cc compiles, so that
-    // -fno-cairn objects open the same pools. cairn.h stops the build if
-    // __CAIRN_CC__ is defined and the plugin did not start.
+    // -fno-cairn objects open the same pools. Without the plugin cairn.h's
+    // marker type has an unknown attribute, which cairn.h makes an error.
     if (L.typeIdPlugin.empty()) {
       fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s; "
                       "build the cairn-cc target\n", selfDir().c_str());
       return 2;
     }
-    args.insert(args.end(), {"-fplugin=" + L.typeIdPlugin, "-D__CAIRN_CC__=1"});
+    args.push_back("-fplugin=" + L.typeIdPlugin);
     if (printTypeIds)
       args.insert(args.end(), {"-Xclang", "-plugin-arg-cairn-type-id", "-Xclang", "print"});
   }

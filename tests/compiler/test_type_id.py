@@ -265,19 +265,32 @@ def test_incomplete_pointee_warns(cairn_cc, tmp_path):
     assert late != early
 
 
-def test_cairn_cc_macro_without_the_plugin_stops_the_build(tmp_path):
+def test_marker_without_the_plugin_stops_the_build(tmp_path):
     r = subprocess.run([str(CLANG), "-D__CAIRN_CC__", f"-I{ROOT / 'include'}", "-fsyntax-only",
                         str(PROGS / "ids.c")], capture_output=True, text=True)
     assert r.returncode != 0
-    assert "type-id plugin (CairnTypeId.so) did not run" in r.stderr
+    assert "unknown attribute 'cairn_layout_id'" in r.stderr
+    assert "CairnTypeId.so is not loaded" in r.stderr     # the header line, shown
 
 
-def test_preprocessed_file_warns_about_plain_c_ids(cairn_cc, tmp_path):
+def test_preprocessed_file_keeps_the_marker(cairn_cc, tmp_path):
     pre = tmp_path / "ids.i"
     r = subprocess.run([str(cairn_cc), "-E", str(PROGS / "ids.c"), "-o", str(pre)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "cairn__type_id_basic(" in pre.read_text()
+    assert "_Generic((__typeof__(struct node) *)0" in pre.read_text()
+    assert "cairn__type_id_basic(\"" not in pre.read_text()
+    assert ([i for _, i, _ in printed_ids(cairn_cc, pre)]
+            == [i for _, i, _ in printed_ids(cairn_cc, PROGS / "ids.c")])
+    plain = subprocess.run([str(CLANG), "-fsyntax-only", str(pre)], capture_output=True, text=True)
+    assert plain.returncode != 0 and "unknown attribute 'cairn_layout_id'" in plain.stderr
+
+
+def test_file_preprocessed_by_plain_clang_warns(cairn_cc, tmp_path):
+    pre = tmp_path / "ids.i"
+    r = subprocess.run([str(CLANG), "-E", f"-I{ROOT / 'include'}", str(PROGS / "ids.c"),
+                        "-o", str(pre)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
     r = subprocess.run([str(cairn_cc), "-fsyntax-only", str(pre)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "plain-C type id (cairn__type_id_basic) in a cairn-cc build" in r.stderr
