@@ -56,14 +56,30 @@ cairn_pool *cairn_pool_of(const void *ptr);
 void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
 #define CAIRN_ROOT(pool, T)  ((T *)cairn_root((pool), sizeof(T), CAIRN_TYPE_ID(T)))
 
-/* CAIRN_TYPE_ID(T): a checksum of T's layout. cairn-cc computes it from the
- * full type (names, field types, sizes, offsets, signedness) through the
- * builtin __cairn_type_id. Plain C compilers get what C itself can see:
- * the spelled type name, its size and alignment. */
-#if defined(__has_builtin)
-#  if __has_builtin(__builtin_cairn_type_id)
-#    define CAIRN_TYPE_ID(T) __builtin_cairn_type_id(T)
-#  endif
+/* CAIRN_TYPE_ID(T): a checksum of T's layout; the root records it and
+ * cairn_root refuses a root of another id. Two ways to compute it
+ * (docs/compiler.md, "Type ids"):
+ *  - cairn-cc (which defines __CAIRN_CC__): its clang plugin (compiler/ast)
+ *    replaces the 0 in the marker below with a checksum of T's full
+ *    layout: field names, offsets, bit-fields, signedness, arrays, nested
+ *    records, enums and, through pointers, the pointed-to types. The marker
+ *    is a constant expression, so the id can initialize a static variable;
+ *    the plugin refuses it where C needs the value while parsing (enum
+ *    constants, case labels, _Static_assert, array sizes, alignments).
+ *    These ids are even.
+ *  - any other compiler: what C itself can see, the spelled type name, its
+ *    size and alignment (cairn__type_id_basic). These ids are odd.
+ * A pool made by one kind of program is refused by the other. The
+ * attribute cairn_layout_id exists only where the plugin is loaded: without
+ * it the marker would stay 0, so the build stops at the typedef instead. */
+#if defined(__CAIRN_CC__)
+#  pragma clang diagnostic push
+#  pragma clang diagnostic error "-Wunknown-attributes"
+typedef uint64_t cairn__layout_id
+    __attribute__((cairn_layout_id)); /* unknown: cairn-cc's plugin CairnTypeId.so is not loaded */
+#  pragma clang diagnostic pop
+#  define CAIRN_TYPE_ID(T) (__extension__ _Generic((__typeof__(T) *)0,     \
+                                       default: (cairn__layout_id)0ULL))
 #endif
 #ifndef CAIRN_TYPE_ID
 #  define CAIRN_TYPE_ID(T) \

@@ -641,10 +641,16 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
     void *root = NULL;
     if (pool->state.root_off) {
         if (pool->state.root_type != type_id) {
+            /* Odd ids are cairn.h's plain-C fallback, even ones cairn-cc's
+             * layout checksums (docs/compiler.md, "Type ids"). */
+            const char *kinds = ((pool->state.root_type ^ type_id) & 1)
+                ? " (one program was built by cairn-cc and the other by a plain C compiler: "
+                  "their type ids never match)" : "";
             cairn__err(EINVAL, "%s: the root has type id %#llx but the program asks for %#llx: "
-                       "the root's type changed since the pool was made; open it with the "
+                       "the root's type changed since the pool was made%s; open it with the "
                        "matching program or migrate the pool", pool->path,
-                       (unsigned long long)pool->state.root_type, (unsigned long long)type_id);
+                       (unsigned long long)pool->state.root_type, (unsigned long long)type_id,
+                       kinds);
         } else if (size > pool->state.root_size) {
             cairn__err(EINVAL, "%s: the root is %llu bytes, the program asks for %zu",
                        pool->path, (unsigned long long)pool->state.root_size, size);

@@ -3,8 +3,10 @@
 //
 // It passes every argument to clang unchanged and adds:
 //   compiling:  -fpass-plugin=CairnPass.so (plus -Xclang -load so that
-//               -mllvm -cairn-* options parse), the write-set files, and
-//               -I for cairn.h;
+//               -mllvm -cairn-* options parse), the write-set files,
+//               -fplugin=CairnTypeId.so (CAIRN_TYPE_ID from the type's
+//               layout, also with -fno-cairn), and -I for cairn.h;
+//   preprocessing and compiling: -D__CAIRN_CC__ (cairn.h's marker form);
 //   linking:    libcairn_cc_rt.a, then libcairn (shared if built, else
 //               static), then -lpthread.
 // Its parts are found relative to the executable, in the build tree
@@ -55,7 +57,7 @@ std::string firstExisting(const std::vector<std::string> &cands) {
 }
 
 struct Layout {
-  std::string clang, plugin, include, rtlib, libShared, libStatic, wsetDir;
+  std::string clang, plugin, typeIdPlugin, include, rtlib, libShared, libStatic, wsetDir;
 };
 
 Layout findLayout() {
@@ -64,6 +66,7 @@ Layout findLayout() {
   const char *envClang = getenv("CAIRN_CLANG");
   L.clang = envClang && *envClang ? envClang : CAIRN_CLANG_DEFAULT;
   L.plugin = firstExisting({d + "/CairnPass.so", d + "/../lib/cairn/CairnPass.so"});
+  L.typeIdPlugin = firstExisting({d + "/CairnTypeId.so", d + "/../lib/cairn/CairnTypeId.so"});
   L.include = firstExisting({d + "/include/cairn.h", d + "/../include/cairn.h"});
   if (!L.include.empty())
     L.include = L.include.substr(0, L.include.rfind('/'));
@@ -90,6 +93,8 @@ void usage() {
       "  --cairn-count             count executed checks and conversions; set\n"
       "                            CAIRN_CC_COUNTS=FILE when running to get them\n"
       "  --cairn-wset=FILE         extra write-set file for precompiled functions\n"
+      "  --cairn-print-type-ids    print each CAIRN_TYPE_ID's value and the layout\n"
+      "                            text it checksums (a remark per use)\n"
       "  --persistent-heap[=FILE]  malloc/calloc/realloc/free of the program in a\n"
       "                            pool (volatile in meaning; default\n"
       "                            /dev/shm/cairn-heap-PID.pool, or\n"
@@ -139,7 +144,7 @@ int main(int argc, char **argv) {
   bool link = true, compileSource = false, preprocessOnly = false,
        shared = false, staticRuntime = false, instrument = true, anyInput = false;
   std::vector<std::string> mllvm;
-  bool persistentHeap = false;
+  bool persistentHeap = false, printTypeIds = false;
   std::string heapFile, genFile;
 
   for (int i = 1; i < argc; i++) {
@@ -149,9 +154,9 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (a == "--cairn-config") {
-      printf("clang:    %s\nplugin:   %s\ninclude:  %s\nrt:       %s\n"
-             "libcairn: %s\nwset dir: %s\n",
-             L.clang.c_str(), L.plugin.c_str(), L.include.c_str(),
+      printf("clang:    %s\nplugin:   %s\ntype ids: %s\ninclude:  %s\n"
+             "rt:       %s\nlibcairn: %s\nwset dir: %s\n",
+             L.clang.c_str(), L.plugin.c_str(), L.typeIdPlugin.c_str(), L.include.c_str(),
              L.rtlib.c_str(),
              (!L.libShared.empty() ? L.libShared : L.libStatic).c_str(),
              L.wsetDir.c_str());
@@ -160,6 +165,7 @@ int main(int argc, char **argv) {
     if (a == "--cairn-static") { staticRuntime = true; continue; }
     if (a == "--cairn-count") { mllvm.push_back("-cairn-count"); continue; }
     if (a == "--cairn-stats") { mllvm.push_back("-cairn-stats"); continue; }
+    if (a == "--cairn-print-type-ids") { printTypeIds = true; continue; }
     if (a.rfind("--cairn-wset=", 0) == 0) { extraWsets.push_back(a.substr(13)); continue; }
     if (a == "--persistent-heap" || a.rfind("--persistent-heap=", 0) == 0) {
       persistentHeap = true;
@@ -214,9 +220,26 @@ int main(int argc, char **argv) {
   args.insert(args.end(), user.begin(), user.end());
   if (!L.include.empty())
     args.push_back("-I" + L.include);
-  if (compileSource || preprocessOnly)
+  if (compileSource || preprocessOnly) {
     // NVL-C style qualifier: pointers to PM by declaration (docs/compiler.md)
     args.push_back("-Dcairn_pm=__attribute__((address_space(7)))");
+    // cairn.h's CAIRN_TYPE_ID marker, which the type-id plugin rewrites; a
+    // preprocessed file keeps the marker for the compile that follows.
+    args.push_back("-D__CAIRN_CC__=1");
+  }
+  if (compileSource && !preprocessOnly) {
+    // Type ids come from the layout whenever cairn-cc compiles, so that
+    // -fno-cairn objects open the same pools. Without the plugin cairn.h's
+    // marker type has an unknown attribute, which cairn.h makes an error.
+    if (L.typeIdPlugin.empty()) {
+      fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s; "
+                      "build the cairn-cc target\n", selfDir().c_str());
+      return 2;
+    }
+    args.push_back("-fplugin=" + L.typeIdPlugin);
+    if (printTypeIds)
+      args.insert(args.end(), {"-Xclang", "-plugin-arg-cairn-type-id", "-Xclang", "print"});
+  }
   if (compileSource && !preprocessOnly && instrument) {
     if (L.plugin.empty()) {
       fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s; "
