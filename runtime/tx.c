@@ -271,10 +271,18 @@ static void add_range(uintptr_t lo, uintptr_t hi)
 }
 
 /* ---- lanes ---- */
+/* A thread starts from the lane it used last, so its extension blocks
+ * (kept per lane until close) are reused instead of every lane growing its
+ * own: with lanes handed out in turn, one thread's large transactions
+ * spread over all 64 lanes could pin 64 sets of blocks and run a pool that
+ * holds one set easily out of space. */
+static CAIRN_TLS unsigned last_lane_plus1;
+
 static unsigned lane_acquire(cairn_pool *pool)
 {
     static _Atomic unsigned next_hint;
-    unsigned start = atomic_fetch_add(&next_hint, 1) % CAIRN_NLANES;
+    unsigned start = last_lane_plus1 ? last_lane_plus1 - 1
+                                     : atomic_fetch_add(&next_hint, 1) % CAIRN_NLANES;
     for (;;) {
         uint64_t busy = atomic_load(&pool->lanes_busy);
         for (unsigned k = 0; k < CAIRN_NLANES; k++) {
@@ -362,6 +370,7 @@ int cairn_tx_begin(cairn_pool *pool)
     T.pool = pool;
     T.depth = 1;
     T.lane = lane_acquire(pool);
+    last_lane_plus1 = T.lane + 1;
     char *area = lane_area(pool, T.lane);
     T.lh = (struct lane_hdr *)area;
     T.gen = atomic_load_explicit(&T.lh->gen, memory_order_relaxed);

@@ -30,6 +30,7 @@ const char *const kOptimizations[] = {
     "skip-volatile",   "skip-check-pm",      "merge-logs",
     "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
     "inline-ra2va", "hoist-loop-logs", "elim-dominated-logs",
+    "inline-va2ra", "hoist-conversions",
 };
 
 bool exists(const std::string &p) {

@@ -88,6 +88,14 @@ static cl::opt<bool> ClInlineRa2Va(
     "cairn-inline-ra2va", cl::init(true),
     cl::desc("Translate relative pointers of the last-used pool inline "
              "(compiler/rt's one-word cache) instead of calling the runtime"));
+static cl::opt<bool> ClInlineVa2Ra(
+    "cairn-inline-va2ra", cl::init(true),
+    cl::desc("Convert a pointer stored into the pool it points into inline "
+             "(the same one-word cache) instead of calling the runtime"));
+static cl::opt<bool> ClHoistConversions(
+    "cairn-hoist-conversions", cl::init(true),
+    cl::desc("NVL-C's pointer hoisting: convert a loop-invariant pointer "
+             "stored into PM once, before the loop"));
 static cl::opt<bool> ClScanWideStores(
     "cairn-scan-wide-stores", cl::init(true),
     cl::desc("Convert PM-region addresses hidden in 8-byte integer, vector "
@@ -119,6 +127,8 @@ ALWAYS_ENABLED_STATISTIC(NumPtrLoads, "pointer loads converted back");
 ALWAYS_ENABLED_STATISTIC(NumPtrLoadsNullOnly, "pointer loads only compared with NULL");
 ALWAYS_ENABLED_STATISTIC(NumIntToPtr, "inttoptr converted back");
 ALWAYS_ENABLED_STATISTIC(NumRa2VaInline, "relative->virtual translations inlined");
+ALWAYS_ENABLED_STATISTIC(NumVa2RaInline, "virtual->relative conversions of stored pointers inlined");
+ALWAYS_ENABLED_STATISTIC(NumConvHoisted, "pointer conversions hoisted out of loops");
 ALWAYS_ENABLED_STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
 ALWAYS_ENABLED_STATISTIC(NumWideNotAddress, "wide stores and copied fields proven not pointers");
 ALWAYS_ENABLED_STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
@@ -130,7 +140,8 @@ static TrackingStatistic *const AllStats[] = {
     &NumLoopLogsHoisted, &NumLogsDominated,
     &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
-    &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress};
+    &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
+    &NumConvHoisted};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -168,7 +179,15 @@ private:
   Type *Int64Ty, *Int32Ty;
   PointerType *PtrTy;
   FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr,
-      Strlen, Snprintf;
+      Strlen, Snprintf, CacheNote;
+  // pointer stores whose value is invariant in a loop (found before any
+  // block is split): the loop, for NVL-C's conversion hoisting
+  DenseMap<StoreInst *, Loop *> InvariantPtrStores;
+  // an empty block on the edge into each such loop, made before any
+  // instrumentation splits blocks (so nothing is ever inserted before it)
+  DenseMap<Loop *, BasicBlock *> LoopEntry;
+  // the hoisted conversion of a value before a loop: {relative or 0, region slot}
+  DenseMap<std::pair<Loop *, Value *>, std::pair<Value *, Value *>> HoistedConv;
   GlobalVariable *RegionLo, *RegionHi, *RaCache, *Counts;
   MDNode *Unlikely, *NoSanitize;
   StringMap<Constant *> Strings;
@@ -205,6 +224,10 @@ private:
   void instrumentStore(StoreInst *SI, const MergedLog *Merged);
   void instrumentPointerRead(Instruction *I);
   Value *emitRa2Va(Instruction *Before, Value *Rel);
+  Value *emitVa2Ra(Instruction *Before, StoreInst *SI, Value *Addr, Value *Val,
+                   Value *File, Value *Line);
+  std::pair<Value *, Value *> hoistedConversion(Loop *L, Value *Val);
+  void findInvariantPtrStores(Function &F, LoopInfo &LI, DominatorTree &DT);
   enum Counter { RegionTests, LogCalls, PointerLoadChecks, RelativeLoads,
                  RelativeStores };
   void count(IRBuilder<> &B, Counter C);
@@ -260,6 +283,7 @@ void CairnInstrumenter::initialize() {
                                   "cairn_cc__counts");
   }
   Ra2VaMiss = M.getOrInsertFunction("cairn_cc__ra2va_miss", PtrTy, Int64Ty);
+  CacheNote = M.getOrInsertFunction("cairn_cc__ra_cache_note", VoidTy, Int64Ty, PtrTy);
   Unlikely = MDBuilder(Ctx).createUnlikelyBranchWeights();
   NoSanitize = MDNode::get(Ctx, {});
 }
@@ -815,7 +839,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     if (CI && CI->isOne()) {
       IRBuilder<> B(SI);
       count(B, RelativeStores);
-      Value *Rel = B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
+      Value *Rel = emitVa2Ra(SI, SI, Addr, Val, File, Line);
       cloneStoreWithValue(SI, Rel, SI);
       SI->eraseFromParent();
       return;
@@ -824,7 +848,7 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
     IRBuilder<> B(ThenT);
     count(B, RelativeStores);
-    Value *Rel = B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
+    Value *Rel = emitVa2Ra(ThenT, SI, Addr, Val, File, Line);
     cloneStoreWithValue(SI, Rel, ThenT);
     SI->moveBefore(ElseT);
     return;
@@ -881,6 +905,128 @@ static bool onlyComparedWithNull(Instruction *I) {
 }
 
 // Relative value -> address, before Before (see compiler/rt's cache layout).
+// Virtual -> relative for a pointer stored into PM. Inline when the value
+// lies in the same 1-TiB region slot as the slot written (so in the same
+// pool) and that slot is the one compiler/rt's cache holds:
+//   rel = (cache >> 32) << 40 | (va - lo) & (2^40 - 1)
+// Anything else (NULL, DRAM, another pool, a cache miss) calls the runtime,
+// which checks and reports with file:line as before, and the miss refills
+// the cache. NVL-C's pointer hoisting: for a value invariant in the loop,
+// the value's half is computed once before the loop and each iteration
+// only compares the slot's region slot.
+Value *CairnInstrumenter::emitVa2Ra(Instruction *Before, StoreInst *SI,
+                                    Value *Addr, Value *Val, Value *File,
+                                    Value *Line) {
+  IRBuilder<> B(Before);
+  if (!ClInlineVa2Ra)
+    return B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
+  ++NumVa2RaInline;
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *SlotOfAddr = B.CreateLShr(
+      B.CreateSub(B.CreatePtrToInt(flat(B, Addr), Int64Ty), Lo), 40);
+  Value *HoistRel = nullptr, *Hit = nullptr;
+  if (ClHoistConversions)
+    if (Loop *L = InvariantPtrStores.lookup(SI)) {
+      auto [HRel, HSlot] = hoistedConversion(L, Val);
+      if (HRel) {
+        HoistRel = HRel;
+        Hit = B.CreateAnd(B.CreateICmpNE(HRel, B.getInt64(0)),
+                          B.CreateICmpEQ(HSlot, SlotOfAddr));
+      }
+    }
+  if (HoistRel) {
+    // hoisted: the value's conversion is known unless the cache missed then
+    Instruction *HitT, *MissT;
+    SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+    IRBuilder<> MB(MissT);
+    Value *Slow = MB.CreateCall(Va2Ra, {flat(MB, Addr), flat(MB, Val), File, Line});
+    MB.CreateCall(CacheNote, {Slow, flat(MB, Val)});
+    IRBuilder<> JB(Before);
+    PHINode *Phi = JB.CreatePHI(Int64Ty, 2);
+    Phi->addIncoming(HoistRel, HitT->getParent());
+    Phi->addIncoming(Slow, MissT->getParent());
+    return Phi;
+  }
+  Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
+  Value *SlotOfVal = B.CreateLShr(U, 40);
+  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+  Cache->setAtomic(AtomicOrdering::Monotonic);
+  Cache->setAlignment(Align(8));
+  Value *Key = B.CreateLShr(Cache, 32);
+  Hit = B.CreateAnd(
+      B.CreateAnd(B.CreateICmpEQ(SlotOfVal, SlotOfAddr),
+                  B.CreateICmpEQ(SlotOfVal, B.CreateAnd(Cache, 0xffffffffULL))),
+      B.CreateICmpNE(Key, B.getInt64(0)));
+  Instruction *HitT, *MissT;
+  SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+  IRBuilder<> HB(HitT);
+  Value *Fast = HB.CreateOr(HB.CreateShl(Key, 40), HB.CreateAnd(U, (1ULL << 40) - 1));
+  IRBuilder<> MB(MissT);
+  Value *Slow = MB.CreateCall(Va2Ra, {flat(MB, Addr), flat(MB, Val), File, Line});
+  MB.CreateCall(CacheNote, {Slow, flat(MB, Val)});
+  IRBuilder<> JB(Before);
+  PHINode *Phi = JB.CreatePHI(Int64Ty, 2);
+  Phi->addIncoming(Fast, HitT->getParent());
+  Phi->addIncoming(Slow, MissT->getParent());
+  return Phi;
+}
+
+// Before the loop, once per (loop, value): the value's relative form if the
+// cache holds its region slot (else 0), and that region slot. No call and no
+// side effect, so it runs even when the loop body never stores.
+std::pair<Value *, Value *> CairnInstrumenter::hoistedConversion(Loop *L, Value *Val) {
+  auto Key = std::make_pair(L, Val);
+  if (auto It = HoistedConv.find(Key); It != HoistedConv.end())
+    return It->second;
+  std::pair<Value *, Value *> R{nullptr, nullptr};
+  if (BasicBlock *PH = LoopEntry.lookup(L)) {
+    IRBuilder<> B(PH->getTerminator());
+    auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+    Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
+    Value *Slot = B.CreateLShr(U, 40, "cairn.hoist.slot");
+    LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+    Cache->setAtomic(AtomicOrdering::Monotonic);
+    Cache->setAlignment(Align(8));
+    Value *CKey = B.CreateLShr(Cache, 32);
+    Value *Hit = B.CreateAnd(B.CreateICmpEQ(Slot, B.CreateAnd(Cache, 0xffffffffULL)),
+                             B.CreateICmpNE(CKey, B.getInt64(0)));
+    Value *Rel = B.CreateSelect(
+        Hit, B.CreateOr(B.CreateShl(CKey, 40), B.CreateAnd(U, (1ULL << 40) - 1)),
+        B.getInt64(0), "cairn.hoist.rel");
+    R = {Rel, Slot};
+    ++NumConvHoisted;
+  }
+  HoistedConv[Key] = R;
+  return R;
+}
+
+// Pointer stores whose value is defined outside their innermost loop.
+void CairnInstrumenter::findInvariantPtrStores(Function &F, LoopInfo &LI,
+                                               DominatorTree &DT) {
+  for (Instruction &I : instructions(F)) {
+    auto *SI = dyn_cast<StoreInst>(&I);
+    if (!SI || !SI->getValueOperand()->getType()->isPointerTy())
+      continue;
+    Loop *L = LI.getLoopFor(SI->getParent());
+    Value *V = SI->getValueOperand();
+    if (!L || isa<ConstantPointerNull>(V) || isa<UndefValue>(V))
+      continue;
+    if (auto *VI = dyn_cast<Instruction>(V); VI && L->contains(VI->getParent()))
+      continue;
+    InvariantPtrStores[SI] = L;
+  }
+  for (auto &[SI, L] : InvariantPtrStores) {
+    if (LoopEntry.count(L))
+      continue;
+    BasicBlock *PH = L->getLoopPreheader();
+    if (!PH)
+      PH = InsertPreheaderForLoop(L, &DT, &LI, nullptr, false);
+    LoopEntry[L] = PH ? SplitEdge(PH, L->getHeader(), &DT, &LI) : nullptr;
+  }
+}
+
 Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
   count(B, RelativeLoads);
@@ -1129,6 +1275,11 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   std::map<Instruction *, MergedLog> Hoisted;
   if (ClHoistLoopLogs && LI && SE && DT)
     hoistLoopLogs(F, *LI, *SE, *DT, Hoisted);
+  InvariantPtrStores.clear();
+  LoopEntry.clear();
+  HoistedConv.clear();
+  if (ClHoistConversions && ClInlineVa2Ra && LI && DT)
+    findInvariantPtrStores(F, *LI, *DT);
   chooseInstructionsToInstrument(F, Writes, PointerReads, MergedAt, Covered,
                                  Hoisted);
   std::map<Instruction *, MergedLog> Dominated;

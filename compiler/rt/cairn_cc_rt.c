@@ -97,16 +97,24 @@ uint64_t cairn_cc__pm_word(const void *slot, uint64_t v, const char *file, int l
  * driver links with --wrap=cairn_pool_close so closing a pool empties it. */
 uint64_t cairn_cc__ra_cache;
 
-void *cairn_cc__ra2va_miss(uint64_t rel)
+/* Remember that relative pointer rel is virtual address va (both checked
+ * by the runtime already). Also called by inline pointer stores that
+ * missed, so store-only code fills the cache too. */
+void cairn_cc__ra_cache_note(uint64_t rel, const void *va)
 {
-    void *va = cairn__ra2va_slow(rel);     /* stops if the pool is not open */
-    if (((rel >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK) == CAIRN_ID_NONE)
-        return va;                          /* a negative integer: nothing to cache */
+    if ((int64_t)rel >= 0 || ((rel >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK) == CAIRN_ID_NONE)
+        return;                             /* not a pool's pointer: nothing to cache */
     uintptr_t d = (uintptr_t)va - (rel & CAIRN_OFF_MASK) - cairn__region_lo;
     if ((d & CAIRN_OFF_MASK) == 0 && (d >> CAIRN_SLOT_SHIFT) < 0xffffffffu)
         __atomic_store_n(&cairn_cc__ra_cache,
                          ((rel >> CAIRN_ID_SHIFT) << 32) | (d >> CAIRN_SLOT_SHIFT),
                          __ATOMIC_RELAXED);
+}
+
+void *cairn_cc__ra2va_miss(uint64_t rel)
+{
+    void *va = cairn__ra2va_slow(rel);     /* stops if the pool is not open */
+    cairn_cc__ra_cache_note(rel, va);
     return va;
 }
 

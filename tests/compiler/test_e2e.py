@@ -323,3 +323,40 @@ def test_signal_handler_store_outside_tx_is_reported(exe, pool_path):
     assert r.returncode == 0, r.stderr
     assert re.search(r"outside any transaction at .*jmp_sig\.c:\d+", r.stderr)
     assert "after handler: x=0 y=0 h=42" in r.stdout
+
+
+HOIST_FLAGS = [("-O0",), ("-O2",), ("-O2", "-fno-cairn-hoist-conversions"),
+               ("-O2", "-fno-cairn-inline-va2ra")]
+
+
+@pytest.mark.parametrize("flags", HOIST_FLAGS)
+def test_hoisted_pointer_conversions_store_the_right_relative_form(exe, pool_path, flags):
+    prog = exe("hoist_ptr", *flags)
+    r = run([prog, "ok", pool_path])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "t1: 500 items, 0 wrong owners" in r.stdout
+    assert "t2 after the other pool: 500 items, 0 wrong owners" in r.stdout
+    v = run([prog, "reopen", pool_path])          # relative forms survive a remap
+    assert v.returncode == 0 and "reopened: 500 items, 0 wrong owners" in v.stdout, v.stdout + v.stderr
+
+
+@pytest.mark.parametrize("flags", HOIST_FLAGS)
+@pytest.mark.parametrize("mode,message", [("volatile", "pointer to volatile memory"),
+                                          ("otherpool", "between pools")])
+def test_hoisted_pointer_conversions_keep_the_safety_checks(exe, pool_path, flags, mode, message):
+    r = run([exe("hoist_ptr", *flags), mode, pool_path])
+    assert r.returncode != 0
+    assert message in r.stderr
+    line = next(i for i, l in enumerate((PROGRAMS / "hoist_ptr.c").read_text().splitlines(), 1)
+                if "LINE_HOIST" in l)
+    assert f"hoist_ptr.c:{line}" in r.stderr
+
+
+def test_pass_counts_hoisted_conversions(cairn_cc, tmp_path):
+    r = subprocess.run([str(cairn_cc), "-O2", "-c", "--cairn-stats", "-o", str(tmp_path / "h.o"),
+                        str(PROGRAMS / "hoist_ptr.c")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    hoisted = re.search(r"(\d+) cairn - pointer conversions hoisted out of loops", r.stderr)
+    inlined = re.search(r"(\d+) cairn - virtual->relative conversions of stored pointers inlined", r.stderr)
+    assert hoisted and int(hoisted.group(1)) >= 1, r.stderr
+    assert inlined and int(inlined.group(1)) >= 1, r.stderr

@@ -141,6 +141,29 @@ static void hundred_mib(void)
     CAIRN_TX(P) { cairn_ptr_store(&R->big, NULL); cairn_free(big); }
 }
 
+/* Many transactions that each need extension blocks, in a pool that holds
+ * one set of them: a thread must keep reusing its lane's blocks rather than
+ * pin blocks in every lane (which ran this pool out of space). */
+static void many_big_transactions_fit(void)
+{
+    const char *path = t_path("bigtx");
+    cairn_pool *p = cairn_pool_create(path, "bigtx", 24 << 20);
+    REQUIRE(p);
+    size_t n = (size_t)3 << 20;
+    char *obj = cairn_alloc(p, n);
+    REQUIRE(obj);
+    int ok = 0;
+    for (int t = 0; t < 80; t++) {
+        if (cairn_tx_begin(p)) break;
+        for (size_t off = 0; off < n; off += 4096) { cairn_tx_add(obj + off, 4096); obj[off] = (char)t; }
+        if (cairn_tx_commit() == 0) ok++;
+    }
+    CHECK(ok == 80);
+    CHECK(obj[0] == 79);
+    cairn_pool_close(p);
+    unlink(path);
+}
+
 static void misuse_is_reported_not_fatal(void)
 {
     cairn_tx_add(&R->a, 8);                   /* outside a tx: warned, ignored */
@@ -168,6 +191,7 @@ int main(void)
     RUN(dedup_and_costs);
     RUN(clobber);
     RUN(hundred_mib);
+    RUN(many_big_transactions_fit);
     RUN(misuse_is_reported_not_fatal);
     cairn_pool_close(P);
     unlink(path);

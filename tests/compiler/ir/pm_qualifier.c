@@ -11,7 +11,8 @@ struct node { struct node cairn_pm *next; long v; };
 void set(struct node cairn_pm *n, long v) { n->v = v; }
 
 // O2-LABEL: define {{.*}}@link(
-// O2-NOT: cairn__region_lo
+// O2-NOT: icmp ult
+// O2: load atomic i64, ptr @cairn_cc__ra_cache monotonic
 // O2: call i64 @cairn__va2ra_checked(
 // O2: store i64
 void link(struct node cairn_pm *n, struct node cairn_pm *m) { n->next = m; }

@@ -4,6 +4,9 @@
 // RUN: -O0 | O0
 // RUN: -O2 -fno-cairn-skip-null-compare-loads | NULLCMP
 // RUN: -O2 -fno-cairn-inline-ra2va | NOINLINE
+// RUN: -O2 -fno-cairn-inline-va2ra | NOVA
+// RUN: -O2 | HOIST
+// RUN: -O2 -fno-cairn-hoist-conversions | NOHOIST
 #include <stdint.h>
 
 struct node { struct node *next; long val; };
@@ -13,10 +16,18 @@ struct node { struct node *next; long val; };
 // O2: call void @cairn__log_store(ptr %0, i64 8,
 // O2: br i1 [[INPM]], label %[[PM:[0-9]+]], label %[[DRAM:[0-9]+]], !prof
 // O2: [[PM]]:
-// O2: [[REL:%.*]] = call i64 @cairn__va2ra_checked(ptr %0, ptr %1,
+// O2: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+// O2: [[FAST:%.*]] = or i64
+// O2: [[SLOW:%.*]] = call i64 @cairn__va2ra_checked(ptr %0, ptr %1,
+// O2: call void @cairn_cc__ra_cache_note(i64 [[SLOW]], ptr %1)
+// O2: [[REL:%.*]] = phi i64 [ [[FAST]], %{{[0-9]+}} ], [ [[SLOW]], %{{[0-9]+}} ]
 // O2: store i64 [[REL]], ptr %0
 // O2: [[DRAM]]:
 // O2: store ptr %1, ptr %0
+// NOVA-LABEL: define {{.*}}@link(
+// NOVA-NOT: cairn_cc__ra_cache
+// NOVA: [[REL:%.*]] = call i64 @cairn__va2ra_checked(ptr %0, ptr %1,
+// NOVA: store i64 [[REL]], ptr %0
 // O0-LABEL: define {{.*}}@link(
 // O0: call i64 @cairn__va2ra_checked(
 void link(struct node *n, struct node *m) { n->next = m; }
@@ -53,3 +64,25 @@ struct node *from_int(uintptr_t u) { return (struct node *)u; }
 // NULLCMP-LABEL: define {{.*}}@is_last(
 // NULLCMP: cairn_cc__ra2va_miss
 int is_last(struct node *n) { return n->next == 0; }
+
+// NVL-C's pointer hoisting: p does not change in the loop, so its relative
+// form is computed once before it; each iteration compares region slots.
+// HOIST-LABEL: define {{.*}}@fill(
+// HOIST: [[SLOT:%.*]] = lshr i64 {{%.*}}, 40
+// HOIST: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+// HOIST: [[HREL:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 0
+// HOIST-NEXT: br label
+// HOIST: call void @cairn__log_store(
+// HOIST: icmp eq i64 [[SLOT]],
+// HOIST: icmp ne i64 [[HREL]], 0
+// HOIST: call i64 @cairn__va2ra_checked(
+// HOIST: phi i64 [ [[HREL]],
+// NOINLINE-LABEL: define {{.*}}@fill(
+// NOHOIST-LABEL: define {{.*}}@fill(
+// NOHOIST-NOT: cairn.hoist
+// NOHOIST: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+struct item { struct item *next; struct node *owner; };
+void fill(struct item *it, struct node *p)
+{
+    for (; it; it = it->next) it->owner = p;
+}
