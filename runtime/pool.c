@@ -575,6 +575,17 @@ static void atfork_child(void)
     for (int i = 0; i < region_slots; i++) {
         cairn_pool *p = slot_pool[i];
         if (!p) continue;
+        /* The background mark's thread stayed in the parent: the child
+         * neither waits for it nor defers frees for it, and gets a fresh
+         * lock (the thread may have held it at the fork). Runs that were
+         * old stay full in the child; its copy or view is never written back. */
+        pthread_mutex_init(&p->gc_lock, NULL);
+        pthread_cond_init(&p->gc_cond, NULL);
+        if (p->gc_state == GC_RUNNING) {
+            atomic_store(&p->gc_active, 0);
+            p->gc_state = GC_FAILED;
+            p->gc_joinable = false;
+        }
         if (p->copy_on_fork && fork_copy(p) == 0) continue;
         mprotect(p->base, p->size, PROT_READ);
         p->inherited = true;

@@ -245,6 +245,31 @@ static void crash_during_mark(void)
     unlink(PATH);
 }
 
+/* a fork child while the mark runs reads the pool and exits at once: it
+ * does not wait for a thread that stayed in the parent */
+static void child_reads(void *arg)
+{
+    cairn_pool *p = arg;
+    uint64_t n = 0;
+    if (walk(p, &n) || n != N) _exit(3);
+    struct cairn_recovery rec;
+    cairn_pool_recovery(p, &rec);                   /* must not wait for the parent's thread */
+    exit(0);                                        /* atexit closes the pool */
+}
+
+static void fork_while_marking(void)
+{
+    cairn_pool *p = open_after_crash("bggc4", "CAIRN_TEST_GC_SLOW");
+    CHECK(p->gc_state == GC_RUNNING);
+    char err[1024];
+    int st = t_child(child_reads, p, err, sizeof err);
+    if (st) fprintf(stderr, "  child (status %d) said: %s\n", st, err);
+    CHECK(st == 0);
+    CHECK(p->gc_state == GC_RUNNING);               /* the child was quicker than the mark */
+    CHECK(cairn_pool_close(p) == 0);
+    unlink(PATH);
+}
+
 /* CAIRN_GC_SYNC=1: the open marks before it returns */
 static void sync_mark(void)
 {
@@ -263,6 +288,7 @@ int main(void)
     RUN(mutate_while_marking);
     RUN(consistent_after);
     RUN(crash_during_mark);
+    RUN(fork_while_marking);
     RUN(sync_mark);
     DONE();
 }
