@@ -14,6 +14,7 @@
 // docs/compiler.md explains the decisions; every optimization below has a
 // cl::opt to turn it off and a STATISTIC (cairn-cc -mllvm -stats).
 //===----------------------------------------------------------------------===//
+#include "TraceInstrument.h"
 #include "WriteSet.h"
 
 #include <cctype>
@@ -136,6 +137,7 @@ static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
   for (TrackingStatistic *S : AllStats)
     errs() << format("%8u cairn - %s\n", S->getValue(), S->getDesc());
+  cairn::printTraceStats();
 }
 
 namespace {
@@ -425,7 +427,8 @@ static bool isBarrierFree(const Instruction &I) {
   if (isa<DbgInfoIntrinsic>(CB))
     return true;
   if (Function *Callee = CB->getCalledFunction())
-    if (Callee->getName() == "cairn__log_store") // ours, from loop hoisting
+    if (Callee->getName() == "cairn__log_store" || // ours, from loop hoisting
+        cairn::isTraceHook(Callee->getName()))
       return true;
   if (auto *II = dyn_cast<IntrinsicInst>(CB)) {
     switch (II->getIntrinsicID()) {
@@ -1185,12 +1188,15 @@ struct CairnPass : PassInfoMixin<CairnPass> {
           report_fatal_error(Twine("cairn: ") + Err, false);
       }
     }
+    bool Traced = cairn::instrumentTraceStores(M); // first: its calls follow the writes
+    bool Changed = Traced;
     CairnInstrumenter Inst(M, WS);
-    bool Changed = false;
     auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
     for (Function &F : M) {
       if (F.isDeclaration())
         continue;
+      if (Traced)
+        FAM.invalidate(F, PreservedAnalyses::none());
       bool Opt = ClHoistLoopLogs && !F.hasOptNone();
       bool FChanged = Inst.instrumentFunction(
           F, Opt ? &FAM.getResult<LoopAnalysis>(F) : nullptr,
