@@ -14,6 +14,7 @@ that a normal exit writes is there.
 import heapq
 import struct
 from collections import Counter, defaultdict
+from operator import itemgetter
 
 MAGIC = b"CAIRNTRC"
 CHUNK_MAGIC = b"CTCK"
@@ -42,6 +43,10 @@ WITH_DATA = {T["pool_open"], T["store_range"], T["site"]}
 
 class TraceError(Exception):
     """The file is not a cairn trace (or not a version this reader knows)."""
+
+
+# fields of a record tuple, as Trace.threads holds them
+TYPE, AUX, SIZE, LOC, SEQ, ADDR, ARG = range(7)
 
 
 class Event:
@@ -82,18 +87,30 @@ class Event:
 
 
 class Trace:
+    """threads: tid -> list of record tuples (TYPE, AUX, SIZE, LOC, SEQ, ADDR,
+    ARG) in the thread's order, DATA records left out; data: (tid, index in
+    that list) -> the bytes that followed the record. events() and
+    thread_events() give Event objects."""
+
     def __init__(self):
         self.header = {}
-        self.threads = defaultdict(list)   # tid -> [Event] in the thread's order
+        self.threads = defaultdict(list)
+        self.data = {}
         self.sites = {}                    # id -> (file, line, function)
         self.pools = {}                    # pool id -> path (last open)
         self.complete = False              # END record present: written by a normal exit
         self.truncated = 0                 # bytes after the last whole record
         self.total_seq = 0
 
+    def thread_events(self, tid):
+        data = self.data
+        for i, rec in enumerate(self.threads[tid]):
+            yield Event(tid, rec, data.get((tid, i)) if rec[TYPE] in WITH_DATA else None)
+
     def events(self):
-        """Every event of every thread (DATA folded in), in seq order."""
-        return heapq.merge(*self.threads.values(), key=lambda e: e.seq)
+        """Every event of every thread, in seq order."""
+        return heapq.merge(*(self.thread_events(tid) for tid in list(self.threads)),
+                           key=lambda e: e.seq)
 
     def site_text(self, sid):
         s = self.sites.get(sid)
@@ -105,15 +122,15 @@ class Trace:
         return fn or f"site {sid}"
 
     def os_tid(self, tid):
-        for e in self.threads.get(tid, ()):
-            if e.type == 1:
-                return e.arg
+        for rec in self.threads.get(tid, ()):
+            if rec[TYPE] == 1:
+                return rec[ARG]
         return None
 
 
-def _decode_site(ev):
-    file, _, func = (ev.data or b"").rstrip(b"\0").partition(b"\0")
-    return file.decode(errors="replace"), ev.arg, func.decode(errors="replace")
+def _decode_site(rec, data):
+    file, _, func = (data or b"").rstrip(b"\0").partition(b"\0")
+    return file.decode(errors="replace"), rec[ARG], func.decode(errors="replace")
 
 
 def read(path):
@@ -135,7 +152,8 @@ def parse(blob):
     t.header = dict(version=ver, pid=pid, start_ns=start_ns, start_unix=start_unix)
     pos = hsz
     mv = memoryview(blob)
-    pending = {}           # tid -> event still collecting DATA records
+    pending = {}           # tid -> key in t.data of the record collecting DATA
+    chunks = defaultdict(list)
     n = len(blob)
     while pos + CHUNK_HDR.size <= n:
         cmagic, tid, nrec, _, _ = CHUNK_HDR.unpack_from(blob, pos)
@@ -144,33 +162,36 @@ def parse(blob):
         pos += CHUNK_HDR.size
         whole = min(nrec, (n - pos) // REC.size)
         end = pos + whole * REC.size
+        body = mv[pos:end]
         out = t.threads[tid]
-        base = pos
-        for i, rec in enumerate(REC.iter_unpack(mv[pos:end])):
-            if rec[0] == 16:                      # DATA: bytes of the event before it
-                ev = pending.get(tid)
-                if ev is not None:
-                    off = base + i * REC.size + 2
-                    ev.data = (ev.data or b"") + bytes(mv[off:off + rec[1]])
-                continue
-            ev = Event(tid, rec)
-            pending[tid] = ev if rec[0] in WITH_DATA else None
-            out.append(ev)
+        if not any(ty in WITH_DATA or ty == 16 for ty in set(blob[pos:end:REC.size])):
+            out.extend(REC.iter_unpack(body))     # the common case: no bytes attached
+            pending[tid] = None
+        else:
+            for i, rec in enumerate(REC.iter_unpack(body)):
+                if rec[0] == 16:                  # DATA: bytes of the record before it
+                    key = pending.get(tid)
+                    if key is not None:
+                        off = pos + i * REC.size + 2
+                        t.data[key] = t.data.get(key, b"") + bytes(mv[off:off + rec[1]])
+                    continue
+                pending[tid] = (tid, len(out)) if rec[0] in WITH_DATA else None
+                out.append(rec)
         pos = end
         if whole < nrec:
             break
     t.truncated = n - pos
     # the file's own records (tid 0): site names and the END mark
-    for ev in t.threads.pop(0, []):
-        if ev.type == 17:
-            t.sites[ev.loc] = _decode_site(ev)
-        elif ev.type == 19:
+    for i, rec in enumerate(t.threads.pop(0, [])):
+        if rec[TYPE] == 17:
+            t.sites[rec[LOC]] = _decode_site(rec, t.data.get((0, i)))
+        elif rec[TYPE] == 19:
             t.complete = True
-            t.total_seq = ev.arg
-    for evs in t.threads.values():
-        for ev in evs:
-            if ev.type == 2:
-                t.pools[ev.loc] = (ev.data or b"").decode(errors="replace")
+            t.total_seq = rec[ARG]
+    for tid, recs in t.threads.items():
+        for i, rec in enumerate(recs):
+            if rec[TYPE] == 2:
+                t.pools[rec[LOC]] = t.data.get((tid, i), b"").decode(errors="replace")
     return t
 
 
@@ -234,59 +255,59 @@ def dump(t, out, as_json=False, limit=None):
                       + (f"  at {at}" if at else "") + "\n")
 
 
+# what stats() adds up per transaction, in this order
+TX_KEYS = ("flushes", "flushed_lines", "ofences", "dfences", "log_appends", "log_bytes",
+           "pm_stores", "ntstores")
+
+
 def stats(t):
     """Counts per event type and per thread, and what each outermost
     transaction cost in flushes and fences (from its tx_begin to its
     tx_commit or tx_abort, in its thread's order)."""
     per_type = Counter()
     threads = {}
-    txs = []
-    outside = Counter()
-    for tid, evs in sorted(t.threads.items()):
-        th = Counter()
-        first_tx = len(txs)
-        cur = None
-        dram = 0
-        for ev in evs:
-            name = ev.name
-            per_type[name] += 1
-            th[name] += 1
-            ty = ev.type
-            if ty == 18:
-                dram = max(dram, ev.arg)
-                continue
-            if ty == 5 and ev.aux == 1:
-                cur = Counter(tid=tid)
-                continue
-            if ty in (6, 7) and ev.aux == 1 and cur is not None:
-                cur["outcome"] = "commit" if ty == 6 else "abort"
-                txs.append(cur)
-                cur = None
-                continue
-            if ty == 6 and cur is not None and ev.aux > 1:
-                continue
-            bucket = cur if cur is not None else outside
+    txs = []                # [outcome, tid, *TX_KEYS]
+    outside = [0] * len(TX_KEYS)
+    for tid, recs in sorted(t.threads.items()):
+        th = Counter(map(itemgetter(TYPE), recs))
+        ntx = len(txs)
+        b = outside
+        dram = dfences = 0
+        for ty, aux, _, _, _, _, arg in recs:
             if ty == 11:
-                bucket["flushes"] += 1
-                bucket["flushed_lines"] += ev.arg
+                b[0] += 1
+                b[1] += arg
             elif ty == 12:
-                bucket["dfences" if ev.aux else "ofences"] += 1
+                if aux:
+                    b[3] += 1
+                    dfences += 1
+                else:
+                    b[2] += 1
             elif ty == 8:
-                bucket["log_appends"] += 1
-                bucket["log_bytes"] += ev.arg
-            elif ty in (14, 15):
-                bucket["pm_stores"] += 1
+                b[4] += 1
+                b[5] += arg
+            elif ty == 14 or ty == 15:
+                b[6] += 1
             elif ty == 13:
-                bucket["ntstores"] += 1
-                bucket["nt_lines"] += (ev.arg + 63) // 64
-        threads[tid] = dict(os_tid=t.os_tid(tid), events=sum(th.values()),
-                            pm_stores=th["store"] + th["store_range"], dram_stores=dram,
-                            transactions=sum(1 for x in txs[first_tx:]),
-                            flushes=th["flush"], ofences=th["ofence"], dfences=th["dfence"])
-    keys = ("flushes", "flushed_lines", "ofences", "dfences", "log_appends", "log_bytes",
-            "pm_stores", "ntstores")
-    committed = [x for x in txs if x["outcome"] == "commit"]
-    shapes = Counter((x["flushed_lines"], x["ofences"], x["dfences"]) for x in txs)
+                b[7] += 1
+            elif ty == 5 and aux == 1:
+                b = [0] * len(TX_KEYS)
+            elif (ty == 6 or ty == 7) and aux == 1 and b is not outside:
+                txs.append(["commit" if ty == 6 else "abort", tid] + b)
+                b = outside
+            elif ty == 18:
+                dram = max(dram, arg)
+        named = Counter({TYPES.get(k, f"type{k}"): v for k, v in th.items() if k != 12})
+        named["dfence"], named["ofence"] = dfences, th[12] - dfences
+        named += Counter()                          # drop zero counts
+        per_type.update(named)
+        threads[tid] = dict(os_tid=t.os_tid(tid), events=len(recs),
+                            pm_stores=named["store"] + named["store_range"], dram_stores=dram,
+                            transactions=len(txs) - ntx, flushes=named["flush"],
+                            ofences=named["ofence"], dfences=named["dfence"])
+    committed = sum(1 for x in txs if x[0] == "commit")
+    cols = list(zip(*(x[2:] for x in txs))) if txs else [()] * len(TX_KEYS)
+    shapes = Counter((x[3], x[4], x[5]) for x in txs)   # flushed lines, ofences, dfences
     return {
         "complete": t.complete,
         "truncated_bytes": t.truncated,
@@ -296,16 +317,15 @@ def stats(t):
         "pools": t.pools,
         "sites": len(t.sites),
         "transactions": {
-            "committed": len(committed),
-            "aborted": len(txs) - len(committed),
-            "per_transaction_mean": {k: (sum(x[k] for x in txs) / len(txs) if txs else 0.0)
-                                     for k in keys},
-            "per_transaction_max": {k: max((x[k] for x in txs), default=0) for k in keys},
-            # (flushed lines, ofences, dfences) -> how many transactions
+            "committed": committed,
+            "aborted": len(txs) - committed,
+            "per_transaction_mean": {k: (sum(c) / len(c) if c else 0.0)
+                                     for k, c in zip(TX_KEYS, cols)},
+            "per_transaction_max": {k: max(c, default=0) for k, c in zip(TX_KEYS, cols)},
             "shapes": [{"flushed_lines": s[0], "ofences": s[1], "dfences": s[2], "count": c}
                        for s, c in shapes.most_common(10)],
         },
-        "outside_transactions": {k: outside[k] for k in keys},
+        "outside_transactions": dict(zip(TX_KEYS, outside)),
     }
 
 

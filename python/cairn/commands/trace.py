@@ -61,9 +61,12 @@ def run_stats(args):
     if t is None:
         return 2
     s = trace.stats(t)
-    if args.json:
-        json.dump(s, sys.stdout, indent=1, default=str)
-        sys.stdout.write("\n")
-    else:
-        trace.print_stats(s, sys.stdout, args.file)
+    try:
+        if args.json:
+            json.dump(s, sys.stdout, indent=1, default=str)
+            sys.stdout.write("\n")
+        else:
+            trace.print_stats(s, sys.stdout, args.file)
+    except BrokenPipeError:           # `| head`
+        sys.stderr.close()
     return 0
