@@ -125,7 +125,8 @@ def test_threads_keep_their_order(traced, pool_path, tmp_path):
     tf, t = run_traced(traced("-O2", "-g"), pool_path, tmp_path, "threads")
     assert t.complete
     workers = 0
-    for tid, evs in t.threads.items():
+    for tid in t.threads:
+        evs = list(t.thread_events(tid))
         seqs = [e.seq for e in evs if e.name != "dram_stores"]
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
         vals = [e.arg for e in evs if e.name == "store" and t.sites[e.loc][1] == marked_lines()["slot"]]
