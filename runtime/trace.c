@@ -37,7 +37,9 @@
  *
  * A bad CAIRN_TRACE path is reported in one line and the program runs on
  * untraced: a trace is a diagnostic, never a reason to stop a program.
- * A fork child stops tracing (its pools are read-only views anyway).
+ * A fork child stops tracing (its pools are read-only views anyway). %p in
+ * the path is the process id; a file another live process is writing (it
+ * holds a flock on it) is left alone and this process writes FILE.PID.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -46,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -377,15 +380,70 @@ static void trace_atfork_child(void)
     trace_fd = -1;
 }
 
+/* CAIRN_TRACE with each %p replaced by the process id (%% by %). */
+static int expand_path(const char *in, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *c = in; *c; c++) {
+        char pid[24];
+        const char *put = c;
+        size_t n = 1;
+        if (c[0] == '%' && (c[1] == 'p' || c[1] == '%')) {
+            c++;
+            if (*c == 'p') {
+                n = (size_t)snprintf(pid, sizeof pid, "%d", (int)getpid());
+                put = pid;
+            }
+        }
+        if (o + n >= len) return -1;
+        memcpy(out + o, put, n);
+        o += n;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* Open the file, locked against a second process writing it (a child a
+ * traced program runs inherits CAIRN_TRACE): that one writes FILE.PID. */
+static int open_trace_file(const char *env, char *path, size_t len)
+{
+    if (expand_path(env, path, len)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            if (ftruncate(fd, 0) == 0) return fd;
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        close(fd);
+        if (attempt == 0) {
+            size_t n = strlen(path);
+            if (n + 24 > len) break;
+            snprintf(path + n, len - n, ".%d", (int)getpid());
+            fprintf(stderr, "cairn: CAIRN_TRACE=%s is being written by another process; this "
+                    "one writes %s (put %%p in CAIRN_TRACE for one file per process)\n", env, path);
+        }
+    }
+    errno = EBUSY;
+    return -1;
+}
+
 void cairn__trace_init(void)
 {
-    const char *path = getenv("CAIRN_TRACE");
-    if (!path || !*path) return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    static char path[4096];
+    const char *env = getenv("CAIRN_TRACE");
+    if (!env || !*env) return;
+    int fd = open_trace_file(env, path, sizeof path);
     if (fd < 0) {
         fprintf(stderr, "cairn: CAIRN_TRACE=%s: cannot create the trace file: %s; set "
                 "CAIRN_TRACE to a writable file path (or unset it); running without a trace\n",
-                path, strerror(errno));
+                env, strerror(errno));
         return;
     }
     struct trace_file_hdr h = { .magic = "CAIRNTRC", .version = TRACE_VERSION,

@@ -169,8 +169,7 @@ private:
   const cairn::WriteSets &WS;
   Type *Int64Ty, *Int32Ty;
   PointerType *PtrTy;
-  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr,
-      Strlen, Snprintf;
+  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr;
   GlobalVariable *RegionLo, *RegionHi, *RaCache, *Counts;
   MDNode *Unlikely, *NoSanitize;
   StringMap<Constant *> Strings;
@@ -213,7 +212,6 @@ private:
   void instrumentMemIntrinsic(MemIntrinsic *MI);
   void instrumentAtomic(Instruction *I);
   void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
-  Value *writeSetSize(IRBuilder<> &B, CallBase *CB, const cairn::WSExpr &E);
 };
 
 } // namespace
@@ -241,9 +239,6 @@ void CairnInstrumenter::initialize() {
                                      PtrTy, PtrTy, PtrTy, Int32Ty);
   XchgPtr = M.getOrInsertFunction("cairn_cc__xchg_ptr", PtrTy, PtrTy, PtrTy,
                                   PtrTy, Int32Ty);
-  Strlen = M.getOrInsertFunction("strlen", Int64Ty, PtrTy);
-  Snprintf = M.getOrInsertFunction(
-      "snprintf", FunctionType::get(Int32Ty, {PtrTy, Int64Ty, PtrTy}, true));
   auto Global = [&](const char *Name) {
     if (auto *G = M.getNamedGlobal(Name))
       return G;
@@ -660,7 +655,8 @@ void CairnInstrumenter::mergeLogsInBlock(
       continue;
     }
     auto *SI = dyn_cast<StoreInst>(&I);
-    if (!SI || SI->isAtomic() || Hoisted.count(SI))
+    if (!SI || SI->isAtomic() || Hoisted.count(SI) ||
+        SI->hasMetadata(LLVMContext::MD_nosanitize)) // ours (counters)
       continue;
     APInt Off(64, 0);
     Value *Base = SI->getPointerOperand()->stripAndAccumulateConstantOffsets(
@@ -1064,43 +1060,6 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
   Phi->addIncoming(I, I->getParent());
 }
 
-Value *CairnInstrumenter::writeSetSize(IRBuilder<> &B, CallBase *CB,
-                                       const cairn::WSExpr &E) {
-  Value *Sum = nullptr;
-  for (const cairn::WSTerm &T : E) {
-    Value *Prod = nullptr;
-    for (const cairn::WSFactor &F : T) {
-      Value *V = nullptr;
-      switch (F.K) {
-      case cairn::WSFactor::Literal:
-        V = ConstantInt::get(Int64Ty, F.Value);
-        break;
-      case cairn::WSFactor::Param: {
-        Value *A = CB->getArgOperand(F.Value);
-        V = A->getType()->isPointerTy() ? B.CreatePtrToInt(A, Int64Ty)
-                                        : B.CreateSExtOrTrunc(A, Int64Ty);
-        break;
-      }
-      case cairn::WSFactor::Strlen:
-        V = B.CreateCall(Strlen, {CB->getArgOperand(F.Value)});
-        break;
-      case cairn::WSFactor::Formatted: {
-        // snprintf(NULL, 0, fmt, <the call's remaining arguments>)
-        SmallVector<Value *, 8> Args = {ConstantPointerNull::get(PtrTy),
-                                        ConstantInt::get(Int64Ty, 0)};
-        for (unsigned A = F.Value; A < CB->arg_size(); A++)
-          Args.push_back(CB->getArgOperand(A));
-        V = B.CreateSExt(B.CreateCall(Snprintf, Args), Int64Ty);
-        break;
-      }
-      }
-      Prod = Prod ? B.CreateMul(Prod, V) : V;
-    }
-    Sum = Sum ? B.CreateAdd(Sum, Prod) : Prod;
-  }
-  return Sum;
-}
-
 void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
                                                const cairn::WSFunction &WF) {
   if (CB->arg_size() < WF.NumParams)
@@ -1114,7 +1073,7 @@ void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
     Any = true;
     Value *InPM = regionCondition(CB, Dst, W);
     IRBuilder<> B(thenBlockFor(InPM, CB));
-    emitLog(B, Dst, writeSetSize(B, CB, R.Size), CB);
+    emitLog(B, Dst, cairn::emitWriteSetSize(B, CB, R.Size), CB);
   }
   if (Any)
     ++NumWriteSetCalls;
@@ -1188,7 +1147,7 @@ struct CairnPass : PassInfoMixin<CairnPass> {
           report_fatal_error(Twine("cairn: ") + Err, false);
       }
     }
-    bool Traced = cairn::instrumentTraceStores(M); // first: its calls follow the writes
+    bool Traced = cairn::instrumentTraceStores(M, WS); // first: its calls follow the writes
     bool Changed = Traced;
     CairnInstrumenter Inst(M, WS);
     auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();

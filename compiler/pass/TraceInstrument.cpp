@@ -13,8 +13,9 @@
 // copy scan rewrote. A site is one (file, line, function): from debug info
 // with -g, else the function's name alone; the runtime numbers sites the
 // first time it sees them and writes their names to the trace once.
-// Writes of precompiled functions named in write-set files (strcpy into PM)
-// are logged but not traced (docs/compiler.md).
+// A call of a precompiled function named in a write-set file (strcpy into
+// PM) is traced like a copy: the region's size is computed before the call
+// (as the log computes it), the bytes are read after it.
 //===----------------------------------------------------------------------===//
 #include "TraceInstrument.h"
 
@@ -32,6 +33,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+using cairn::WriteSets;
+using cairn::WSFunction;
 
 #define DEBUG_TYPE "cairn-trace"
 
@@ -48,7 +51,8 @@ namespace {
 
 class TraceInstrumenter {
 public:
-  explicit TraceInstrumenter(Module &M) : M(M), Ctx(M.getContext()) {
+  TraceInstrumenter(Module &M, const WriteSets &WS)
+      : M(M), Ctx(M.getContext()), WS(WS) {
     initialize();
   }
   bool instrumentFunction(Function &F);
@@ -56,6 +60,7 @@ public:
 private:
   Module &M;
   LLVMContext &Ctx;
+  const WriteSets &WS;
   Type *Int64Ty, *Int32Ty;
   PointerType *PtrTy;
   StructType *SiteTy;
@@ -70,6 +75,7 @@ private:
   GlobalVariable *siteFor(Instruction *I);
   void countDram(Instruction *After);
   void traceWrite(Instruction *I, Value *Addr, Value *Size);
+  void traceWriteSetCall(CallBase *CB, const WSFunction &WF);
 };
 
 } // namespace
@@ -158,6 +164,28 @@ void TraceInstrumenter::traceWrite(Instruction *I, Value *Addr, Value *Size) {
   B.CreateCall(TraceStore, {Addr, B.CreateZExtOrTrunc(Size, Int64Ty), siteFor(I)});
 }
 
+void TraceInstrumenter::traceWriteSetCall(CallBase *CB, const WSFunction &WF) {
+  if (CB->arg_size() < WF.NumParams || !CB->getNextNode())
+    return;
+  for (const cairn::WSRegion &R : WF.Writes) {
+    Value *Dst = CB->getArgOperand(R.Param);
+    if (isa<ConstantPointerNull>(Dst))
+      continue;
+    if (provenVolatile(Dst)) {
+      countDram(CB);
+      continue;
+    }
+    Instruction *Prev = CB->getPrevNode();
+    IRBuilder<> B(CB);
+    Value *Size = cairn::emitWriteSetSize(B, CB, R.Size);
+    // strlen, snprintf(NULL, 0, ...) computing it are not the program's
+    for (Instruction *I = Prev ? Prev->getNextNode() : &CB->getParent()->front(); I != CB;
+         I = I->getNextNode())
+      I->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    traceWrite(CB, Dst, Size);
+  }
+}
+
 bool TraceInstrumenter::instrumentFunction(Function &F) {
   if (F.isDeclaration() || F.getName().starts_with("cairn_") ||
       F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
@@ -167,11 +195,18 @@ bool TraceInstrumenter::instrumentFunction(Function &F) {
     return ConstantInt::get(Int64Ty, DL.getTypeStoreSize(T).getFixedValue());
   };
   SmallVector<Instruction *, 32> Writes;
-  for (Instruction &I : instructions(F))
-    if (!I.hasMetadata(LLVMContext::MD_nosanitize) &&
-        (isa<StoreInst>(I) || isa<MemIntrinsic>(I) || isa<AtomicRMWInst>(I) ||
-         isa<AtomicCmpXchgInst>(I)))
+  for (Instruction &I : instructions(F)) {
+    if (I.hasMetadata(LLVMContext::MD_nosanitize))
+      continue;
+    if (isa<StoreInst>(I) || isa<MemIntrinsic>(I) || isa<AtomicRMWInst>(I) ||
+        isa<AtomicCmpXchgInst>(I)) {
       Writes.push_back(&I);
+    } else if (auto *CB = dyn_cast<CallBase>(&I)) {
+      Function *Callee = CB->getCalledFunction();
+      if (Callee && Callee->isDeclaration() && WS.lookup(Callee->getName().str()))
+        Writes.push_back(CB);
+    }
+  }
   for (Instruction *I : Writes) {
     if (auto *SI = dyn_cast<StoreInst>(I))
       traceWrite(SI, SI->getPointerOperand(), StoreSize(SI->getValueOperand()->getType()));
@@ -182,14 +217,16 @@ bool TraceInstrumenter::instrumentFunction(Function &F) {
     else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I))
       traceWrite(CX, CX->getPointerOperand(),
                  StoreSize(CX->getNewValOperand()->getType()));
+    else if (auto *CB = dyn_cast<CallBase>(I))
+      traceWriteSetCall(CB, *WS.lookup(CB->getCalledFunction()->getName().str()));
   }
   return !Writes.empty();
 }
 
-bool cairn::instrumentTraceStores(Module &M) {
+bool cairn::instrumentTraceStores(Module &M, const WriteSets &WS) {
   if (!ClTrace)
     return false;
-  TraceInstrumenter TI(M);
+  TraceInstrumenter TI(M, WS);
   bool Changed = false;
   for (Function &F : M)
     Changed |= TI.instrumentFunction(F);

@@ -8,12 +8,15 @@
 #ifndef CAIRN_TRACE_INSTRUMENT_H
 #define CAIRN_TRACE_INSTRUMENT_H
 
+#include "WriteSet.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/IR/Module.h"
 
 namespace cairn {
-// -cairn-trace given? Then instrument M's writes; true if M changed.
-bool instrumentTraceStores(llvm::Module &M);
+// -cairn-trace given? Then instrument M's writes (calls of functions in WS
+// too); true if M changed.
+bool instrumentTraceStores(llvm::Module &M, const WriteSets &WS);
 // A call the trace instrumentation inserted: it cannot begin or end a
 // transaction, so the pass's log optimizations may look through it.
 bool isTraceHook(llvm::StringRef Callee);

@@ -90,6 +90,9 @@ def test_pm_stores_have_values_and_lines(traced, pool_path, tmp_path, opt):
     assert read_img(img, pool, noff + 16, 16) == b"persistent name\0"
     assert read_img(img, pool, noff + 40, 4) == (0xdeadbeef).to_bytes(4, "little")
     assert img[(pool, noff + 44)] == 0x5a
+    # precompiled libc writing into PM (write-set files): strcpy, snprintf
+    assert read_img(img, pool, noff + 45, 7) == b"single\0"
+    assert read_img(img, pool, noff + 61, 10) == b"42-single\0"
     assert int.from_bytes(read_img(img, pool, roff + 8, 8), "little") == 7
     # the root's head holds the node in relative form: bit 63, pool id, offset
     head = int.from_bytes(read_img(img, pool, roff, 8), "little")
@@ -98,7 +101,7 @@ def test_pm_stores_have_values_and_lines(traced, pool_path, tmp_path, opt):
     lines = marked_lines()
     stores = [e for e in evs if e.name in ("store", "store_range")]
     sites = {t.sites[e.loc][1]: t.sites[e.loc] for e in stores}
-    for name in ("key", "small", "byte", "name", "next", "head", "count"):
+    for name in ("key", "small", "byte", "name", "next", "head", "count", "strcpy", "snprintf"):
         assert lines[name] in sites, f"no PM store at line {lines[name]} ({name}): {sorted(sites)}"
         f, _, fn = sites[lines[name]]
         assert f.endswith("trace_stores.c")
@@ -197,3 +200,17 @@ def test_killed_run_parses(traced, pool_path, tmp_path):
 def test_driver_help_mentions_trace(cairn_cc):
     r = subprocess.run([str(cairn_cc), "--help"], capture_output=True, text=True)
     assert "--trace" in r.stdout and "not yet" not in r.stdout
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_trace_build_logs_what_the_normal_build_logs(cairn_cc, tmp_path, opt):
+    """The log optimizations see through the trace hooks: every counter of
+    the pass except the trace's own is the same with and without --trace."""
+    def counters(*flags):
+        r = subprocess.run([str(cairn_cc), opt, "-g", "-c", "--cairn-stats", *flags,
+                            str(HERE / "programs" / name), "-o", str(tmp_path / "x.o")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return [ln for ln in r.stderr.splitlines() if " cairn - " in ln and "trace:" not in ln]
+    for name in ("trace_stores.c", "loops.c", "list.c", "legacy_stress.c"):
+        assert counters("--trace") == counters(), name

@@ -12,7 +12,7 @@
 #include <pthread.h>
 
 struct rec { uint8_t type, aux; uint16_t size; uint32_t loc; uint64_t seq, addr, arg; };
-struct trace { struct rec *r; uint32_t *tid; size_t n; int complete; size_t torn; };
+struct trace { struct rec *r; uint32_t *tid; size_t n; int complete; size_t torn; uint64_t pid; };
 
 static int read_trace(const char *path, struct trace *t)
 {
@@ -27,6 +27,7 @@ static int read_trace(const char *path, struct trace *t)
     memcpy(&ver, buf + 8, 4);
     memcpy(&rsz, buf + 16, 4);
     if (ver != 1 || rsz != 32) return -1;
+    memcpy(&t->pid, buf + 24, 8);
     t->r = malloc(len);
     t->tid = malloc(len);
     size_t pos = 64;
@@ -40,7 +41,7 @@ static int read_trace(const char *path, struct trace *t)
         for (; k < nrec && pos + 32 <= len; k++, pos += 32) {
             struct rec r;
             memcpy(&r, buf + pos, 32);
-            if (r.type == TR_END) t->complete = 1;
+            if (r.type == TR_END) t->complete++;
             if (r.type == TR_DATA || tid == 0) continue;
             t->tid[t->n] = tid;
             t->r[t->n++] = r;
@@ -154,6 +155,38 @@ static void case_killed(void)
     for (int i = 0; i < 2000; i++) CAIRN_TX(p) { cairn_tx_add(&r->a, 8); r->a = (uint64_t)i; }
     unlink(t_path("killed"));
     kill(getpid(), SIGKILL);
+}
+
+/* a fork child records nothing; a program this one runs while tracing
+ * (same CAIRN_TRACE) writes FILE.PID instead of clobbering FILE */
+static void case_fork_and_exec(void)
+{
+    struct root *r;
+    cairn_pool *p = child_pool("forkexec", &r);
+    CAIRN_TX(p) { cairn_tx_add(&r->a, 8); r->a = 1; }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 1000; i++) cairn_ofence();
+        exit(0);                     /* atexit handlers run: no END from the child */
+    }
+    waitpid(pid, NULL, 0);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "/proc/%d/exe pid", (int)getpid());
+    FILE *g = popen(cmd, "r");
+    REQUIRE(g);
+    int gpid = 0;
+    if (fscanf(g, "%d", &gpid) != 1) gpid = 0;
+    pclose(g);
+    printf("grandchild=%d\n", gpid);
+    CAIRN_TX(p) { cairn_tx_add(&r->a, 8); r->a = 2; }
+    child_done(p, "forkexec");
+}
+
+static void case_pid(void)
+{
+    printf("%d\n", (int)getpid());
+    cairn_ofence();
 }
 
 static void case_close_then_kill(void)
@@ -335,6 +368,39 @@ static void killed(void)
     unlink(f);
 }
 
+static void fork_and_exec(void)
+{
+    const char *f = trace_file("forkexec");
+    char out[4096];
+    run_case("fork_and_exec", f, out, sizeof out);
+    const char *g = strstr(out, "grandchild=");
+    REQUIRE(g);
+    int gpid = atoi(g + 11);
+    CHECK(gpid > 0);
+    CHECK(strstr(out, "is being written by another process") != NULL);
+    struct trace t;
+    REQUIRE(read_trace(f, &t) == 0);
+    CHECK(t.complete == 1);                           /* one END: the fork child wrote none */
+    CHECK(count(&t, TR_TX_COMMIT, -1) == 2);          /* both, around the grandchild */
+    CHECK(count(&t, TR_FENCE, TR_OFENCE) < 1000);     /* none of the fork child's */
+    char gf[600];
+    snprintf(gf, sizeof gf, "%s.%d", f, gpid);
+    struct trace t2;
+    REQUIRE(read_trace(gf, &t2) == 0);
+    CHECK(t2.complete == 1 && t2.pid == (uint64_t)gpid);
+    CHECK(count(&t2, TR_FENCE, TR_OFENCE) == 1);
+    unlink(f);
+    unlink(gf);
+    /* %p: one file per process */
+    char pat[600];
+    snprintf(pat, sizeof pat, "/tmp/cairn-test-%d-pct-%%p.trace", (int)getpid());
+    run_case("pid", pat, out, sizeof out);
+    snprintf(gf, sizeof gf, "/tmp/cairn-test-%d-pct-%d.trace", (int)getpid(), atoi(out));
+    REQUIRE(read_trace(gf, &t2) == 0);
+    CHECK(t2.complete == 1 && t2.pid == (uint64_t)atoi(out));
+    unlink(gf);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2) {
@@ -343,6 +409,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[1], "threads")) case_threads();
         else if (!strcmp(argv[1], "killed")) case_killed();
         else if (!strcmp(argv[1], "close_then_kill")) case_close_then_kill();
+        else if (!strcmp(argv[1], "fork_and_exec")) case_fork_and_exec();
+        else if (!strcmp(argv[1], "pid")) case_pid();
         else return 2;
         return 0;
     }
@@ -351,5 +419,6 @@ int main(int argc, char **argv)
     RUN(threads);
     RUN(off_and_bad_path);
     RUN(killed);
+    RUN(fork_and_exec);
     DONE();
 }

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-struct node { uint64_t key; struct node *next; char name[24]; uint32_t small; uint8_t byte; };
+struct node { uint64_t key; struct node *next; char name[24]; uint32_t small; uint8_t byte;
+              char tag[16], fmt[16]; };
 struct root { struct node *head; uint64_t count; uint64_t slot[4]; };
 
 static cairn_pool *P;
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
             n->small = 0xdeadbeef; /* TRACE:small */
             n->byte = 0x5a; /* TRACE:byte */
             memcpy(n->name, "persistent name", 16); /* TRACE:name */
+            strcpy(n->tag, argv[2]); /* TRACE:strcpy */
+            snprintf(n->fmt, sizeof n->fmt, "%d-%s", argc * 14, argv[2]); /* TRACE:snprintf */
             n->next = R->head; /* TRACE:next */
             R->head = n; /* TRACE:head */
             R->count = 7; /* TRACE:count */
