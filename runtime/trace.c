@@ -283,21 +283,46 @@ static uint64_t trace_addr(const void *p)
     return CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT) | cairn__off(pool, p);
 }
 
-/* ---- the hooks ---- */
+/* ---- the hooks ----
+ * A signal handler that writes PM while its thread is recording an event
+ * would take the same buffer slot (or the file lock the thread holds):
+ * while a thread records, its handlers' events are dropped instead. */
+static CAIRN_TLS int recording;
+
+static bool hook_enter(void)
+{
+    if (recording) return false;
+    recording = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return true;
+}
+
+static void hook_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    recording = 0;
+}
+
 void cairn__trace_ev(unsigned type, unsigned aux, const cairn_pool *pool, uint64_t arg)
 {
+    if (!hook_enter()) return;
     emit(type, aux, 0, pool ? pool->id : 0, 0, arg);
+    hook_leave();
 }
 
 void cairn__trace_mem(unsigned type, unsigned aux, const void *p, uint64_t arg)
 {
+    if (!hook_enter()) return;
     emit(type, aux, 0, 0, trace_addr(p), arg);
+    hook_leave();
 }
 
 void cairn__trace_pool_open(const cairn_pool *pool, unsigned how)
 {
+    if (!hook_enter()) return;
     emit(TR_POOL_OPEN, how, 0, pool->id, (uint64_t)(uintptr_t)pool->base, pool->size);
     emit_data(pool->path, strlen(pool->path));
+    hook_leave();
 }
 
 static void write_all_buffers(void)
@@ -309,8 +334,10 @@ static void write_all_buffers(void)
 
 void cairn__trace_pool_close(const cairn_pool *pool)
 {
+    if (!hook_enter()) return;
     emit(TR_POOL_CLOSE, 0, 0, pool->id, (uint64_t)(uintptr_t)pool->base, pool->size);
     write_all_buffers();
+    hook_leave();
 }
 
 /* A site's id and its strings go straight to the file, before the id is
@@ -348,16 +375,18 @@ void cairn__trace_store(const void *addr, uint64_t size, struct cairn__trace_sit
         cairn__trace_dram_stores++;
         return;
     }
+    if (!hook_enter()) return;
     uint64_t rel = CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT) | cairn__off(pool, addr);
     uint32_t id = site_id(site);
     if (size <= 8) {
         uint64_t v = 0;
         memcpy(&v, addr, size);       /* what reached PM: relative pointers included */
         emit(TR_STORE, 0, (unsigned)size, id, rel, v);
-        return;
+    } else {
+        emit(TR_STORE_RANGE, 0, 0, id, rel, size);
+        emit_data(addr, size);
     }
-    emit(TR_STORE_RANGE, 0, 0, id, rel, size);
-    emit_data(addr, size);
+    hook_leave();
 }
 
 /* ---- start and end ---- */

@@ -2,7 +2,9 @@
  * record by record against the counters cairn_stats publishes; nesting and
  * abort; per-thread order with 4 threads; no file when tracing is off; a bad
  * path; a SIGKILLed run parses up to its last whole record, and everything
- * before a cairn_pool_close is in the file.
+ * before a cairn_pool_close is in the file; fork, exec and %p; a signal
+ * handler writing events while its thread records one (a child that hangs
+ * is stopped after 120 s).
  *
  * Each case runs this program again (/proc/self/exe CASE) with CAIRN_TRACE
  * set, because tracing starts when the runtime loads; the parent reads the
@@ -10,6 +12,7 @@
 #include "harness.h"
 #include "internal.h"
 #include <pthread.h>
+#include <sys/time.h>
 
 struct rec { uint8_t type, aux; uint16_t size; uint32_t loc; uint64_t seq, addr, arg; };
 struct trace { struct rec *r; uint32_t *tid; size_t n; int complete; size_t torn; uint64_t pid; };
@@ -56,9 +59,11 @@ static void run_case(const char *name, const char *trace_path, char *out, size_t
 {
     char cmd[1024];
     if (trace_path)
-        snprintf(cmd, sizeof cmd, "CAIRN_TRACE='%s' /proc/%d/exe %s 2>&1", trace_path, (int)getpid(), name);
+        snprintf(cmd, sizeof cmd, "CAIRN_TRACE='%s' timeout 120 /proc/%d/exe %s 2>&1", trace_path,
+                 (int)getpid(), name);
     else
-        snprintf(cmd, sizeof cmd, "env -u CAIRN_TRACE /proc/%d/exe %s 2>&1", (int)getpid(), name);
+        snprintf(cmd, sizeof cmd, "env -u CAIRN_TRACE timeout 120 /proc/%d/exe %s 2>&1",
+                 (int)getpid(), name);
     FILE *p = popen(cmd, "r");
     REQUIRE(p);
     size_t got = fread(out, 1, outlen - 1, p);
@@ -181,6 +186,31 @@ static void case_fork_and_exec(void)
     printf("grandchild=%d\n", gpid);
     CAIRN_TX(p) { cairn_tx_add(&r->a, 8); r->a = 2; }
     child_done(p, "forkexec");
+}
+
+/* a signal handler flushing PM while the thread records events: the file
+ * stays well-formed (the handler's events that land inside one are dropped) */
+static struct root *SR;
+static volatile sig_atomic_t nsignals;
+static void on_alarm(int sig)
+{
+    (void)sig;
+    cairn_flush(SR->buf + 128, 8);
+    nsignals++;
+}
+static void case_signals(void)
+{
+    cairn_pool *p = child_pool("signals", &SR);
+    signal(SIGALRM, on_alarm);
+    struct itimerval it = { { 0, 20 }, { 0, 20 } };
+    setitimer(ITIMER_REAL, &it, NULL);
+    for (int i = 0; i < 20000 || nsignals < 200; i++)
+        CAIRN_TX(p) { cairn_tx_add(&SR->a, 8); SR->a = (uint64_t)i; }
+    struct itimerval off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("signals=%d off=%llu\n", (int)nsignals,
+           (unsigned long long)((char *)(SR->buf + 128) - (char *)SR));
+    child_done(p, "signals");
 }
 
 static void case_pid(void)
@@ -401,6 +431,34 @@ static void fork_and_exec(void)
     unlink(gf);
 }
 
+static void signals(void)
+{
+    const char *f = trace_file("signals");
+    char out[4096];
+    run_case("signals", f, out, sizeof out);
+    int nsig = 0;
+    unsigned long long off = 0;
+    REQUIRE(sscanf(out, "signals=%d off=%llu", &nsig, &off) == 2);
+    struct trace t;
+    REQUIRE(read_trace(f, &t) == 0);
+    CHECK(t.complete == 1);
+    uint64_t root = t.r[find(&t, 0, TR_ALLOC)].addr;
+    int handler_flushes = 0, bad = 0, depth = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const struct rec *r = &t.r[i];
+        if (r->type < TR_THREAD || r->type > TR_END || (i && r->seq <= t.r[i - 1].seq)) bad++;
+        if (r->type == TR_FLUSH && r->addr == ((root + off) & ~(uint64_t)63)) handler_flushes++;
+        if (r->type == TR_TX_BEGIN) depth++;
+        if (r->type == TR_TX_COMMIT) depth--;
+        if (depth < 0 || depth > 1) bad++;
+    }
+    CHECK(bad == 0);
+    /* most land inside an event (the loop spends most of its time recording) */
+    CHECK(nsig >= 200 && handler_flushes > 0 && handler_flushes <= nsig);
+    CHECK(count(&t, TR_TX_COMMIT, -1) >= 20000);
+    unlink(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2) {
@@ -411,6 +469,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[1], "close_then_kill")) case_close_then_kill();
         else if (!strcmp(argv[1], "fork_and_exec")) case_fork_and_exec();
         else if (!strcmp(argv[1], "pid")) case_pid();
+        else if (!strcmp(argv[1], "signals")) case_signals();
         else return 2;
         return 0;
     }
@@ -420,5 +479,6 @@ int main(int argc, char **argv)
     RUN(off_and_bad_path);
     RUN(killed);
     RUN(fork_and_exec);
+    RUN(signals);
     DONE();
 }
