@@ -264,9 +264,10 @@ enum { TR_OPEN_CLEAN = 0, TR_OPEN_CREATED = 1, TR_OPEN_RECOVERED = 2 };         
 #define TR_ALLOC_IN_TX 1u         /* ALLOC/FREE aux: in a transaction (free: applied at commit) */
 #define TR_ALLOC_ROOT  2u         /* ALLOC aux: the root object */
 
-extern bool cairn__trace_on __attribute__((visibility("hidden")));
+extern _Atomic bool cairn__trace_on __attribute__((visibility("hidden")));
+#define cairn__tracing() atomic_load_explicit(&cairn__trace_on, memory_order_relaxed)  /* a plain load */
 #define CAIRN_TRACE_EV(what, ...) \
-    do { if (__builtin_expect(cairn__trace_on, 0)) cairn__trace_##what(__VA_ARGS__); } while (0)
+    do { if (__builtin_expect(cairn__tracing(), 0)) cairn__trace_##what(__VA_ARGS__); } while (0)
 void cairn__trace_init(void);                      /* reads CAIRN_TRACE; from cairn_init */
 /* an event about a pool (or none): loc = pool id */
 void cairn__trace_ev(unsigned type, unsigned aux, const cairn_pool *pool, uint64_t arg);

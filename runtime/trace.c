@@ -97,7 +97,7 @@ struct tbuf {
     struct trace_rec rec[TBUF_RECS];
 };
 
-bool cairn__trace_on;
+_Atomic bool cairn__trace_on;
 CAIRN_TLS uint64_t cairn__trace_dram_stores;
 
 static int trace_fd = -1;
@@ -131,7 +131,7 @@ static void write_chunk(uint32_t tid, const struct trace_rec *r, uint32_t n)
             fprintf(stderr, "cairn: writing the trace %s failed: %s; tracing stops here "
                     "(the file is parseable up to this point)\n", trace_path,
                     w < 0 ? strerror(errno) : "short write");
-            cairn__trace_on = false;
+            atomic_store(&cairn__trace_on, false);
             close(trace_fd);
             trace_fd = -1;
             return;
@@ -369,10 +369,12 @@ static uint32_t site_id(struct cairn__trace_site *site)
 
 void cairn__trace_store(const void *addr, uint64_t size, struct cairn__trace_site *site)
 {
-    if (!cairn__trace_on || !size) return;
+    if (!cairn__tracing() || !size) return;
     cairn_pool *pool = cairn__pool_of_addr(addr);
-    if (!pool) {
-        cairn__trace_dram_stores++;
+    if (!pool) {          /* relaxed: pool close may read it from another thread */
+        __atomic_store_n(&cairn__trace_dram_stores,
+                         __atomic_load_n(&cairn__trace_dram_stores, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
         return;
     }
     if (!hook_enter()) return;
@@ -392,19 +394,19 @@ void cairn__trace_store(const void *addr, uint64_t size, struct cairn__trace_sit
 /* ---- start and end ---- */
 static void trace_finish(void)
 {
-    if (!cairn__trace_on) return;
+    if (!cairn__tracing()) return;
     write_all_buffers();
     pthread_mutex_lock(&file_lock);
     struct trace_rec end = { .type = TR_END, .seq = next_seq(),
                              .arg = atomic_load(&trace_seq) };
     write_chunk(0, &end, 1);
-    cairn__trace_on = false;          /* later events (other threads) are dropped */
+    atomic_store(&cairn__trace_on, false);  /* later events (other threads) are dropped */
     pthread_mutex_unlock(&file_lock);
 }
 
 static void trace_atfork_child(void)
 {
-    cairn__trace_on = false;          /* the parent's file is the parent's */
+    atomic_store(&cairn__trace_on, false);  /* the parent's file is the parent's */
     if (trace_fd >= 0) close(trace_fd);
     trace_fd = -1;
 }
@@ -494,5 +496,5 @@ void cairn__trace_init(void)
     trace_path = path;
     pthread_atfork(NULL, NULL, trace_atfork_child);
     atexit(trace_finish);             /* before the pools' atexit: runs after it */
-    cairn__trace_on = true;
+    atomic_store(&cairn__trace_on, true);
 }

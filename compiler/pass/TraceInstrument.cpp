@@ -136,15 +136,21 @@ GlobalVariable *TraceInstrumenter::siteFor(Instruction *I) {
   return G;
 }
 
-// ++cairn__trace_dram_stores, after I. Marked nosanitize: the logging
-// instrumentation leaves it alone.
+// ++cairn__trace_dram_stores, after I: a relaxed atomic load and store (the
+// runtime may read the counter from another thread at a pool close), which
+// on x86 are plain moves. Marked nosanitize: the logging instrumentation
+// leaves it alone.
 void TraceInstrumenter::countDram(Instruction *After) {
   ++NumTraceDram;
   IRBuilder<> B(After->getNextNode());
   LoadInst *Old = B.CreateLoad(Int64Ty, DramCount);
   StoreInst *St = B.CreateStore(B.CreateAdd(Old, B.getInt64(1)), DramCount);
-  Old->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-  St->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  for (Instruction *I : {(Instruction *)Old, (Instruction *)St})
+    I->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Old->setAtomic(AtomicOrdering::Monotonic);
+  St->setAtomic(AtomicOrdering::Monotonic);
+  Old->setAlignment(Align(8));
+  St->setAlignment(Align(8));
 }
 
 static bool provenVolatile(const Value *Addr) {
