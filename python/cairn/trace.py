@@ -238,11 +238,18 @@ def describe(t, ev):
             ("arg", ev.arg)]
 
 
-def dump(t, out, as_json=False, limit=None):
+def dump(t, out, as_json=False, limit=None, types=None, tid=None):
+    """Events in seq order, one line (or JSON object) each. types: names to
+    keep ("fence" keeps both kinds); tid: one thread only."""
     import json
-    for k, ev in enumerate(t.events()):
+    evs = t.thread_events(tid) if tid is not None else t.events()
+    k = 0
+    for ev in evs:
+        if types and ev.name not in types and TYPES.get(ev.type) not in types:
+            continue
         if limit is not None and k >= limit:
             break
+        k += 1
         fields = describe(t, ev)
         if as_json:
             d = {"seq": ev.seq, "tid": ev.tid, "event": ev.name}

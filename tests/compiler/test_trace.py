@@ -163,6 +163,13 @@ def test_dump_text_and_json(traced, pool_path, tmp_path):
     assert len(rows) == 5 and rows[0]["event"] == "thread"
     seqs = [x["seq"] for x in rows]
     assert seqs == sorted(seqs)
+    r = cli("dump", "--json", "--type", "fence,tx_commit", "--thread", "1", str(tf))
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    names = {x["event"] for x in rows}
+    assert names == {"ofence", "dfence", "tx_commit"}
+    assert len(rows) == sum(1 for e in t.events() if e.type in (6, 12))
+    r = cli("dump", "--type", "nonsense", str(tf))
+    assert r.returncode == 2 and "unknown event type nonsense" in r.stderr
 
 
 def test_trace_off_writes_nothing(traced, pool_path, tmp_path):

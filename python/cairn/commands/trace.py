@@ -1,6 +1,7 @@
 """`cairn trace`: read a CAIRN_TRACE file.
 
-  cairn trace dump FILE [--json] [--limit N]   one line per event, global order
+  cairn trace dump FILE [--json] [--limit N] [--type T,..] [--thread TID]
+                                               one line per event, global order
   cairn trace stats FILE [--json]              counts per type and thread, and
                                                flushes/fences per transaction
 The format and the parser are in cairn.trace (docs/runtime.md, "Traces")."""
@@ -21,6 +22,9 @@ def register(subparsers):
     d.add_argument("file")
     d.add_argument("--json", action="store_true", help="one JSON object per line")
     d.add_argument("--limit", type=int, metavar="N", help="only the first N events")
+    d.add_argument("--type", metavar="T[,T...]",
+                   help="only these events (store, flush, fence, ofence, tx_begin, ...)")
+    d.add_argument("--thread", type=int, metavar="TID", help="only this thread (t1, t2, ...)")
     d.set_defaults(func=run_dump)
     s = sub.add_parser("stats", help="events per type and thread; flushes and fences per transaction",
                        description="Counts per event type and per thread, and the flushes, "
@@ -46,7 +50,18 @@ def run_dump(args):
     if t is None:
         return 2
     try:
-        trace.dump(t, sys.stdout, as_json=args.json, limit=args.limit)
+        types = set(args.type.split(",")) if args.type else None
+        unknown = (types or set()) - set(trace.TYPES.values()) - {"ofence", "dfence"}
+        if unknown:
+            print(f"cairn trace: unknown event type {', '.join(sorted(unknown))}; known: "
+                  f"{', '.join(sorted(trace.TYPES.values()))}, ofence, dfence", file=sys.stderr)
+            return 2
+        if args.thread is not None and args.thread not in t.threads:
+            print(f"cairn trace: {args.file} has no thread {args.thread} "
+                  f"(threads: {', '.join(map(str, sorted(t.threads)))})", file=sys.stderr)
+            return 2
+        trace.dump(t, sys.stdout, as_json=args.json, limit=args.limit, types=types,
+                   tid=args.thread)
     except BrokenPipeError:           # `| head`
         sys.stderr.close()
         return 0
