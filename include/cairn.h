@@ -194,6 +194,21 @@ void     cairn__pool_copy_on_fork(cairn_pool *pool);
  * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
 void     cairn__log_store(const void *addr, size_t len, const char *file, int line);
 
+/* Store tracing (cairn-cc --trace; docs/runtime.md "Traces"). After each
+ * write that may reach PM the pass calls cairn__trace_store with the bytes
+ * written: with CAIRN_TRACE set, a write inside a pool is recorded with the
+ * bytes now there, one outside counts as a DRAM store. A site is one source
+ * location; the runtime gives it an id (written into `id`) the first time. */
+struct cairn__trace_site {
+    uint32_t    id;               /* 0 until the runtime has named it */
+    uint32_t    line;             /* 0 without debug info */
+    const char *file;             /* "" without debug info */
+    const char *func;
+};
+void     cairn__trace_store(const void *addr, uint64_t size, struct cairn__trace_site *site);
+/* Stores the pass proves go to DRAM add 1 here inline (initial-exec TLS). */
+extern __thread uint64_t cairn__trace_dram_stores;
+
 #ifdef __cplusplus
 }
 #endif

@@ -541,6 +541,7 @@ void *cairn_alloc(cairn_pool *pool, size_t size)
     void *p = cairn__alloc_raw(pool, size, &usable);
     if (!p) return NULL;
     bool in_tx = cairn__tx_in(pool);
+    CAIRN_TRACE_EV(mem, TR_ALLOC, in_tx ? TR_ALLOC_IN_TX : 0, p, usable);
     cairn__zero_flush(pool, p, usable, in_tx);
     if (in_tx)
         cairn__tx_note_alloc(p, usable);    /* ordered by commit, freed on abort */
@@ -557,6 +558,7 @@ void cairn_free(void *ptr)
         fprintf(stderr, "cairn: cairn_free(%p): not in any open pool; ignored\n", ptr);
         return;
     }
+    CAIRN_TRACE_EV(mem, TR_FREE, cairn__tx_in(pool) ? TR_ALLOC_IN_TX : 0, ptr, cairn_usable_size(ptr));
     if (cairn__tx_in(pool) && cairn__tx_note_free(ptr)) return;
     cairn__free_raw(pool, ptr);
 }

@@ -118,6 +118,8 @@ void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len)
     uintptr_t end = (uintptr_t)ptr + len;
     uint64_t lines = (end - p + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
     cairn__tstats.flushes += lines;
+    CAIRN_TRACE_EV(mem, TR_FLUSH, pool && !pool->user_flush ? TR_FLUSH_MSYNC : (unsigned)flush_kind,
+                   (void *)p, lines);
     if (pool && !pool->user_flush) {
         note_dirty(p, end);
         return;
@@ -141,6 +143,7 @@ void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx)
 {
     if (!in_tx && pool && pool->user_flush && !pool->no_persist && len >= 1024 &&
         ((uintptr_t)ptr & 15) == 0 && (len & 15) == 0) {
+        CAIRN_TRACE_EV(mem, TR_NTSTORE, 0, ptr, len);
         __m128i z = _mm_setzero_si128();
         for (char *p = ptr, *end = p + len; p < end; p += 16) _mm_stream_si128((__m128i *)p, z);
         cairn__tstats.flushes += (len + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
@@ -156,6 +159,7 @@ static inline void sfence(void) { __builtin_ia32_sfence(); }
 void cairn__ofence_pool(cairn_pool *pool)
 {
     cairn__tstats.ofences++;
+    CAIRN_TRACE_EV(ev, TR_FENCE, TR_OFENCE, pool, 0);
     if (ndirty) msync_dirty();
     (void)pool;
     sfence();
@@ -164,6 +168,7 @@ void cairn__ofence_pool(cairn_pool *pool)
 void cairn__dfence_pool(cairn_pool *pool)
 {
     cairn__tstats.dfences++;
+    CAIRN_TRACE_EV(ev, TR_FENCE, TR_DFENCE, pool, 0);
     if (ndirty) msync_dirty();
     (void)pool;
     sfence();

@@ -67,6 +67,7 @@ __attribute__((constructor)) static void cairn_init(void)
             break;
         }
     }
+    cairn__trace_init();                /* its atexit runs after the one below */
     atexit(atexit_close_all);
     pthread_atfork(NULL, NULL, atfork_child);
     cairn__install_segv_handler();
@@ -381,6 +382,7 @@ cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
     cairn__state_write(pool);            /* ... and B, so both copies are valid */
     if (cairn__heap_init(pool)) goto fail;
     set_clean(pool, 0);
+    CAIRN_TRACE_EV(pool_open, pool, TR_OPEN_CREATED);
     return pool;
 fail:
     unmap_slot(pool);
@@ -458,6 +460,7 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     pool->rec_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     set_clean(pool, 0);
+    CAIRN_TRACE_EV(pool_open, pool, pool->recovered ? TR_OPEN_RECOVERED : TR_OPEN_CLEAN);
     if (getenv("CAIRN_VERBOSE"))
         fprintf(stderr, "cairn: opened %s at %p (%s, %.3f s%s)\n", path, (void *)pool->base,
                 pool->user_flush ? "user-space flushes" : "msync", pool->rec_seconds,
@@ -491,6 +494,7 @@ static int pool_close(cairn_pool *pool, bool write_back)
         cairn__heap_write_back(pool);
         set_clean(pool, 1);
     }
+    CAIRN_TRACE_EV(pool_close, pool);
     cairn__tcache_forget(pool);
     release_slot(pool);
     unmap_slot(pool);
@@ -621,6 +625,7 @@ int cairn_pool_grow(cairn_pool *pool, size_t new_size)
     pool->size = new_size;
     pool->state.size = new_size;
     cairn__state_write(pool);
+    CAIRN_TRACE_EV(ev, TR_POOL_GROW, 0, pool, new_size);
     int rc = cairn__heap_grow(pool);
     pthread_mutex_unlock(&pool->heap_lock);
     pthread_mutex_unlock(&pool->state_lock);
@@ -674,6 +679,7 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
     size_t usable;
     root = cairn__alloc_raw(pool, size, &usable);
     if (root) {
+        CAIRN_TRACE_EV(mem, TR_ALLOC, TR_ALLOC_ROOT, root, usable);
         cairn__zero_flush(pool, root, usable, false);
         cairn__ofence_pool(pool);                  /* zeroes before the root record */
         pool->state.root_off = cairn__off(pool, root);

@@ -248,6 +248,7 @@ static void log_append(uintptr_t lo, uintptr_t hi)
         memcpy(r + 1, (void *)lo, len);
         r->checksum = rec_checksum(T.gen, r, r + 1, len);
         uint64_t total = sizeof *r + ((len + 7) & ~(uint64_t)7);
+        CAIRN_TRACE_EV(mem, TR_LOG_APPEND, 0, (void *)lo, len);
         cairn__flush_range(pool, r, total);
         T.blk_used += total;
         if (vpush(&T.recs, &r, sizeof r)) tx_fatal("out of memory");
@@ -365,6 +366,7 @@ int cairn_tx_begin(cairn_pool *pool)
             return -1;
         }
         T.depth++;
+        CAIRN_TRACE_EV(ev, TR_TX_BEGIN, (unsigned)T.depth, pool, T.lane);
         return 0;
     }
     T.pool = pool;
@@ -378,6 +380,7 @@ int cairn_tx_begin(cairn_pool *pool)
     T.blk_cap = pool->hdr->lane_size - sizeof(struct lane_hdr);
     T.blk_used = 0;
     T.ext_cur = NULL;
+    CAIRN_TRACE_EV(ev, TR_TX_BEGIN, 1, pool, T.lane);
     return 0;
 }
 
@@ -423,6 +426,7 @@ int cairn_tx_commit(void)
         return -1;
     }
     if (T.depth > 1) {
+        CAIRN_TRACE_EV(ev, TR_TX_COMMIT, (unsigned)T.depth, T.pool, T.lane);
         T.depth--;
         return 0;
     }
@@ -437,6 +441,7 @@ int cairn_tx_commit(void)
     }
     void **f = T.frees.v;
     for (size_t i = 0; i < T.frees.n; i++) cairn__free_raw(T.pool, f[i]);
+    CAIRN_TRACE_EV(ev, TR_TX_COMMIT, 1, T.pool, T.lane);
     tx_end();
     return 0;
 }
@@ -463,6 +468,7 @@ void cairn_tx_abort(void)
     }
     struct range *a = T.allocs.v;
     for (size_t i = 0; i < T.allocs.n; i++) cairn__free_raw(pool, (void *)a[i].lo);
+    CAIRN_TRACE_EV(ev, TR_TX_ABORT, (unsigned)T.depth, pool, T.lane);
     int outer = T.depth - 1;
     tx_end();
     T.pending_aborted = outer;

@@ -29,7 +29,7 @@ step "ASan + UBSan"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=0 \
   san asan address,undefined 'unit\.'
 step "TSan"
-TSAN_OPTIONS=halt_on_error=1 san tsan thread 'unit\.(threads|tx|bggc)'
+TSAN_OPTIONS=halt_on_error=1 san tsan thread 'unit\.(threads|tx|bggc|trace)'
 step "fuzz the pool-file parser (${CAIRN_FUZZ_SECONDS:-60} s)"
 scripts/fuzz.sh "${CAIRN_FUZZ_SECONDS:-60}"
 echo; echo "all tests passed"

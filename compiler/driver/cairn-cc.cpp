@@ -100,7 +100,11 @@ void usage() {
       "                            pool (volatile in meaning; default\n"
       "                            /dev/shm/cairn-heap-PID.pool, or\n"
       "                            CAIRN_PERSISTENT_HEAP=FILE at run time)\n"
-      "  --trace                   (not yet implemented) store-tracing build\n"
+      "  --trace                   store-tracing build: with CAIRN_TRACE=FILE at\n"
+      "                            run time the trace also holds every store to\n"
+      "                            PM (address, size, bytes, file:line with -g,\n"
+      "                            else the function) and a count of stores to\n"
+      "                            DRAM per thread; read it with `cairn trace`\n"
       "  -fno-cairn                compile without instrumentation (still links)\n"
       "  -fno-cairn-OPT / -fcairn-OPT   turn an optimization off / on:\n");
   for (const char *o : kOptimizations)
@@ -174,10 +178,7 @@ int main(int argc, char **argv) {
       mllvm.push_back("-cairn-persistent-heap");
       continue;
     }
-    if (a == "--trace") {
-      fprintf(stderr, "cairn-cc: %s is not implemented yet (issue 3)\n", a.c_str());
-      return 2;
-    }
+    if (a == "--trace") { mllvm.push_back("-cairn-trace"); continue; }
     if (a == "-fno-cairn") { instrument = false; continue; }
     if (a == "-flto" || a.rfind("-flto=", 0) == 0) {
       // The pass runs at the end of the per-file pipeline; with LTO the

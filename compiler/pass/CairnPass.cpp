@@ -14,6 +14,7 @@
 // docs/compiler.md explains the decisions; every optimization below has a
 // cl::opt to turn it off and a STATISTIC (cairn-cc -mllvm -stats).
 //===----------------------------------------------------------------------===//
+#include "TraceInstrument.h"
 #include "WriteSet.h"
 
 #include <cctype>
@@ -147,6 +148,7 @@ static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
   for (TrackingStatistic *S : AllStats)
     errs() << format("%8u cairn - %s\n", S->getValue(), S->getDesc());
+  cairn::printTraceStats();
 }
 
 namespace {
@@ -179,7 +181,7 @@ private:
   Type *Int64Ty, *Int32Ty;
   PointerType *PtrTy;
   FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr,
-      Strlen, Snprintf, CacheNote;
+      CacheNote;
   // pointer stores whose value is invariant in a loop (found before any
   // block is split): the loop, for NVL-C's conversion hoisting
   DenseMap<StoreInst *, Loop *> InvariantPtrStores;
@@ -234,7 +236,6 @@ private:
   void instrumentMemIntrinsic(MemIntrinsic *MI);
   void instrumentAtomic(Instruction *I);
   void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
-  Value *writeSetSize(IRBuilder<> &B, CallBase *CB, const cairn::WSExpr &E);
 };
 
 } // namespace
@@ -262,9 +263,6 @@ void CairnInstrumenter::initialize() {
                                      PtrTy, PtrTy, PtrTy, Int32Ty);
   XchgPtr = M.getOrInsertFunction("cairn_cc__xchg_ptr", PtrTy, PtrTy, PtrTy,
                                   PtrTy, Int32Ty);
-  Strlen = M.getOrInsertFunction("strlen", Int64Ty, PtrTy);
-  Snprintf = M.getOrInsertFunction(
-      "snprintf", FunctionType::get(Int32Ty, {PtrTy, Int64Ty, PtrTy}, true));
   auto Global = [&](const char *Name) {
     if (auto *G = M.getNamedGlobal(Name))
       return G;
@@ -449,7 +447,8 @@ static bool isBarrierFree(const Instruction &I) {
   if (isa<DbgInfoIntrinsic>(CB))
     return true;
   if (Function *Callee = CB->getCalledFunction())
-    if (Callee->getName() == "cairn__log_store") // ours, from loop hoisting
+    if (Callee->getName() == "cairn__log_store" || // ours, from loop hoisting
+        cairn::isTraceHook(Callee->getName()))
       return true;
   if (auto *II = dyn_cast<IntrinsicInst>(CB)) {
     switch (II->getIntrinsicID()) {
@@ -681,7 +680,8 @@ void CairnInstrumenter::mergeLogsInBlock(
       continue;
     }
     auto *SI = dyn_cast<StoreInst>(&I);
-    if (!SI || SI->isAtomic() || Hoisted.count(SI))
+    if (!SI || SI->isAtomic() || Hoisted.count(SI) ||
+        SI->hasMetadata(LLVMContext::MD_nosanitize)) // ours (counters)
       continue;
     APInt Off(64, 0);
     Value *Base = SI->getPointerOperand()->stripAndAccumulateConstantOffsets(
@@ -1207,43 +1207,6 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
   Phi->addIncoming(I, I->getParent());
 }
 
-Value *CairnInstrumenter::writeSetSize(IRBuilder<> &B, CallBase *CB,
-                                       const cairn::WSExpr &E) {
-  Value *Sum = nullptr;
-  for (const cairn::WSTerm &T : E) {
-    Value *Prod = nullptr;
-    for (const cairn::WSFactor &F : T) {
-      Value *V = nullptr;
-      switch (F.K) {
-      case cairn::WSFactor::Literal:
-        V = ConstantInt::get(Int64Ty, F.Value);
-        break;
-      case cairn::WSFactor::Param: {
-        Value *A = CB->getArgOperand(F.Value);
-        V = A->getType()->isPointerTy() ? B.CreatePtrToInt(A, Int64Ty)
-                                        : B.CreateSExtOrTrunc(A, Int64Ty);
-        break;
-      }
-      case cairn::WSFactor::Strlen:
-        V = B.CreateCall(Strlen, {CB->getArgOperand(F.Value)});
-        break;
-      case cairn::WSFactor::Formatted: {
-        // snprintf(NULL, 0, fmt, <the call's remaining arguments>)
-        SmallVector<Value *, 8> Args = {ConstantPointerNull::get(PtrTy),
-                                        ConstantInt::get(Int64Ty, 0)};
-        for (unsigned A = F.Value; A < CB->arg_size(); A++)
-          Args.push_back(CB->getArgOperand(A));
-        V = B.CreateSExt(B.CreateCall(Snprintf, Args), Int64Ty);
-        break;
-      }
-      }
-      Prod = Prod ? B.CreateMul(Prod, V) : V;
-    }
-    Sum = Sum ? B.CreateAdd(Sum, Prod) : Prod;
-  }
-  return Sum;
-}
-
 void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
                                                const cairn::WSFunction &WF) {
   if (CB->arg_size() < WF.NumParams)
@@ -1257,7 +1220,7 @@ void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
     Any = true;
     Value *InPM = regionCondition(CB, Dst, W);
     IRBuilder<> B(thenBlockFor(InPM, CB));
-    emitLog(B, Dst, writeSetSize(B, CB, R.Size), CB);
+    emitLog(B, Dst, cairn::emitWriteSetSize(B, CB, R.Size), CB);
   }
   if (Any)
     ++NumWriteSetCalls;
@@ -1336,12 +1299,15 @@ struct CairnPass : PassInfoMixin<CairnPass> {
           report_fatal_error(Twine("cairn: ") + Err, false);
       }
     }
+    bool Traced = cairn::instrumentTraceStores(M, WS); // first: its calls follow the writes
+    bool Changed = Traced;
     CairnInstrumenter Inst(M, WS);
-    bool Changed = false;
     auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
     for (Function &F : M) {
       if (F.isDeclaration())
         continue;
+      if (Traced)
+        FAM.invalidate(F, PreservedAnalyses::none());
       bool Opt = ClHoistLoopLogs && !F.hasOptNone();
       bool FChanged = Inst.instrumentFunction(
           F, Opt ? &FAM.getResult<LoopAnalysis>(F) : nullptr,

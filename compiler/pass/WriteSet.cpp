@@ -6,7 +6,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
 using namespace cairn;
+using namespace llvm;
 
 namespace {
 
@@ -148,4 +153,51 @@ bool WriteSets::parseFile(const std::string &Path, std::string &Err) {
   std::stringstream SS;
   SS << In.rdbuf();
   return parseText(SS.str(), Path, Err);
+}
+
+// ---- sizes at a call site ----
+
+Value *cairn::emitWriteSetSize(IRBuilderBase &B, CallBase *CB, const WSExpr &E) {
+  Module &M = *CB->getModule();
+  LLVMContext &Ctx = M.getContext();
+  Type *Int64Ty = Type::getInt64Ty(Ctx), *Int32Ty = Type::getInt32Ty(Ctx);
+  PointerType *PtrTy = PointerType::getUnqual(Ctx);
+  auto Strlen = [&] { return M.getOrInsertFunction("strlen", Int64Ty, PtrTy); };
+  auto Snprintf = [&] {
+    return M.getOrInsertFunction(
+        "snprintf", FunctionType::get(Int32Ty, {PtrTy, Int64Ty, PtrTy}, true));
+  };
+  Value *Sum = nullptr;
+  for (const WSTerm &T : E) {
+    Value *Prod = nullptr;
+    for (const WSFactor &F : T) {
+      Value *V = nullptr;
+      switch (F.K) {
+      case WSFactor::Literal:
+        V = ConstantInt::get(Int64Ty, F.Value);
+        break;
+      case WSFactor::Param: {
+        Value *A = CB->getArgOperand(F.Value);
+        V = A->getType()->isPointerTy() ? B.CreatePtrToInt(A, Int64Ty)
+                                        : B.CreateSExtOrTrunc(A, Int64Ty);
+        break;
+      }
+      case WSFactor::Strlen:
+        V = B.CreateCall(Strlen(), {CB->getArgOperand(F.Value)});
+        break;
+      case WSFactor::Formatted: {
+        // snprintf(NULL, 0, fmt, <the call's remaining arguments>)
+        SmallVector<Value *, 8> Args = {ConstantPointerNull::get(PtrTy),
+                                        ConstantInt::get(Int64Ty, 0)};
+        for (unsigned A = F.Value; A < CB->arg_size(); A++)
+          Args.push_back(CB->getArgOperand(A));
+        V = B.CreateSExt(B.CreateCall(Snprintf(), Args), Int64Ty);
+        break;
+      }
+      }
+      Prod = Prod ? B.CreateMul(Prod, V) : V;
+    }
+    Sum = Sum ? B.CreateAdd(Sum, Prod) : Prod;
+  }
+  return Sum;
 }

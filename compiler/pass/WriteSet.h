@@ -22,6 +22,12 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class CallBase;
+class IRBuilderBase;
+class Value;
+} // namespace llvm
+
 namespace cairn {
 
 struct WSFactor {
@@ -58,6 +64,11 @@ public:
 private:
   std::map<std::string, WSFunction> Funcs;
 };
+
+// The i64 number of bytes E says the call CB writes, computed at B's
+// insertion point (before the call: strlen and formatted() read its inputs).
+llvm::Value *emitWriteSetSize(llvm::IRBuilderBase &B, llvm::CallBase *CB,
+                              const WSExpr &E);
 
 } // namespace cairn
 #endif

@@ -1,0 +1,87 @@
+"""`cairn trace`: read a CAIRN_TRACE file.
+
+  cairn trace dump FILE [--json] [--limit N] [--type T,..] [--thread TID]
+                                               one line per event, global order
+  cairn trace stats FILE [--json]              counts per type and thread, and
+                                               flushes/fences per transaction
+The format and the parser are in cairn.trace (docs/runtime.md, "Traces")."""
+import json
+import sys
+
+from cairn import trace
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "trace", help="read a CAIRN_TRACE file: dump events, count them",
+        description="Read a trace written by a program run with CAIRN_TRACE=FILE "
+                    "(cairn-cc --trace adds every store to PM).")
+    sub = p.add_subparsers(dest="trace_command", metavar="WHAT")
+    d = sub.add_parser("dump", help="one line per event, in global order",
+                       description="Every event of every thread in global (seq) order.")
+    d.add_argument("file")
+    d.add_argument("--json", action="store_true", help="one JSON object per line")
+    d.add_argument("--limit", type=int, metavar="N", help="only the first N events")
+    d.add_argument("--type", metavar="T[,T...]",
+                   help="only these events (store, flush, fence, ofence, tx_begin, ...)")
+    d.add_argument("--thread", type=int, metavar="TID", help="only this thread (t1, t2, ...)")
+    d.set_defaults(func=run_dump)
+    s = sub.add_parser("stats", help="events per type and thread; flushes and fences per transaction",
+                       description="Counts per event type and per thread, and the flushes, "
+                                   "fences and log appends of each outermost transaction.")
+    s.add_argument("file")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=run_stats)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _read(path):
+    try:
+        return trace.read(path)
+    except OSError as e:
+        print(f"cairn trace: {path}: {e.strerror}", file=sys.stderr)
+    except trace.TraceError as e:
+        print(f"cairn trace: {path}: {e}", file=sys.stderr)
+    return None
+
+
+def run_dump(args):
+    t = _read(args.file)
+    if t is None:
+        return 2
+    try:
+        types = set(args.type.split(",")) if args.type else None
+        unknown = (types or set()) - set(trace.TYPES.values()) - {"ofence", "dfence"}
+        if unknown:
+            print(f"cairn trace: unknown event type {', '.join(sorted(unknown))}; known: "
+                  f"{', '.join(sorted(trace.TYPES.values()))}, ofence, dfence", file=sys.stderr)
+            return 2
+        if args.thread is not None and args.thread not in t.threads:
+            print(f"cairn trace: {args.file} has no thread {args.thread} "
+                  f"(threads: {', '.join(map(str, sorted(t.threads)))})", file=sys.stderr)
+            return 2
+        trace.dump(t, sys.stdout, as_json=args.json, limit=args.limit, types=types,
+                   tid=args.thread)
+    except BrokenPipeError:           # `| head`
+        sys.stderr.close()
+        return 0
+    if not t.complete:
+        print(f"cairn trace: {args.file}: no END record: the process was killed or is "
+              "still running; shown up to the last whole record", file=sys.stderr)
+    return 0
+
+
+def run_stats(args):
+    t = _read(args.file)
+    if t is None:
+        return 2
+    s = trace.stats(t)
+    try:
+        if args.json:
+            json.dump(s, sys.stdout, indent=1, default=str)
+            sys.stdout.write("\n")
+        else:
+            trace.print_stats(s, sys.stdout, args.file)
+    except BrokenPipeError:           # `| head`
+        sys.stderr.close()
+    return 0

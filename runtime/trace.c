@@ -1,0 +1,500 @@
+/*
+ * trace.c -- CAIRN_TRACE=file: what the program did to persistent memory,
+ * event by event, for `cairn trace`, `cairn sim` and `cairn crashcheck`.
+ *
+ * The file (all little-endian; drawn in full in docs/runtime.md, "Traces"):
+ *
+ *   +-------------+---------------------------+---------------------------+--
+ *   | header 64 B | chunk hdr 32 B | records  | chunk hdr 32 B | records  | ...
+ *   +-------------+---------------------------+---------------------------+--
+ *   header: "CAIRNTRC", version, sizes, pid, start time
+ *   chunk:  "CTCK", thread id, record count, time; then count records of
+ *           32 B, all of that thread and in its program order
+ *   record: [type:8][aux:8][size:16][loc:32][seq:64][addr:64][arg:64]
+ *           addr is a pool address in relative form (bit 63 | pool id << 40
+ *           | offset), since pools map at a new address on every run, or a
+ *           plain virtual address; seq is one global counter, so sorting by
+ *           seq gives a total order that keeps each thread's own order and
+ *           every order the program's synchronization imposed.
+ *           DATA records ([type][n][30 bytes]) carry the bytes of the record
+ *           before them (a STORE_RANGE's data, a SITE's strings, a pool path).
+ *
+ * Why per-thread buffers written to one file under a lock: the hot path
+ * (an event) takes no lock -- it fills a slot of the thread's own 64 KiB
+ * buffer and publishes it with a plain store; only a full buffer takes the
+ * file lock, for one writev(). One file needs no merge step after a crash,
+ * and chunk headers keep each thread's records apart. Per-thread files would
+ * save the lock but leave N files to find and merge, and lose the order of
+ * chunks between threads that the file gives for free.
+ *
+ * When is the file complete: every thread's buffer is written when it
+ * fills, when the thread exits, at every cairn_pool_close (all threads'
+ * buffers: a buffer's published records are disjoint from the slot its
+ * owner is filling, so another thread may write them out) and at exit,
+ * which ends the file with an END record. After SIGKILL the file holds every
+ * chunk written so far, and a reader parses it up to the last whole record;
+ * what was still in buffers (at most 2047 events per thread) is lost.
+ *
+ * A bad CAIRN_TRACE path is reported in one line and the program runs on
+ * untraced: a trace is a diagnostic, never a reason to stop a program.
+ * A fork child stops tracing (its pools are read-only views anyway). %p in
+ * the path is the process id; a file another live process is writing (it
+ * holds a flock on it) is left alone and this process writes FILE.PID.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACE_VERSION 1u
+#define TBUF_RECS     2048u           /* 64 KiB per thread */
+#define DATA_BYTES    30u
+
+struct trace_file_hdr {
+    char     magic[8];                /* "CAIRNTRC" */
+    uint32_t version;
+    uint32_t hdr_size;                /* 64 */
+    uint32_t rec_size;                /* 32 */
+    uint32_t chunk_hdr_size;          /* 32 */
+    uint64_t pid;
+    uint64_t start_ns;                /* CLOCK_MONOTONIC, as chunk times */
+    uint64_t start_unix;              /* seconds since 1970 */
+    uint64_t reserved[2];
+};
+struct trace_chunk {
+    char     magic[4];                /* "CTCK" */
+    uint32_t tid;                     /* 0: the file's own records (sites, END) */
+    uint32_t nrec;
+    uint32_t reserved;
+    uint64_t time_ns;                 /* CLOCK_MONOTONIC when written */
+    uint64_t reserved2;
+};
+struct trace_rec {
+    uint8_t  type, aux;
+    uint16_t size;
+    uint32_t loc;
+    uint64_t seq, addr, arg;
+};
+_Static_assert(sizeof(struct trace_file_hdr) == 64, "trace header layout");
+_Static_assert(sizeof(struct trace_chunk) == 32, "trace chunk layout");
+_Static_assert(sizeof(struct trace_rec) == 32, "trace record layout");
+
+struct tbuf {
+    struct tbuf *next;                /* all live buffers; under file_lock */
+    uint32_t tid;
+    uint32_t written;                 /* records already in the file; under file_lock */
+    _Atomic uint32_t n;               /* records published; stored only by the owner */
+    const uint64_t *dram;             /* the owner's cairn__trace_dram_stores */
+    uint64_t dram_written;
+    struct trace_rec rec[TBUF_RECS];
+};
+
+_Atomic bool cairn__trace_on;
+CAIRN_TLS uint64_t cairn__trace_dram_stores;
+
+static int trace_fd = -1;
+static const char *trace_path;
+static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tbuf *buffers;
+static uint32_t next_tid = 1, next_site = 1;
+static _Atomic uint64_t trace_seq;
+static pthread_key_t tbuf_key;
+static CAIRN_TLS struct tbuf *tb;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Caller holds file_lock. On a write error tracing stops, saying why once. */
+static void write_chunk(uint32_t tid, const struct trace_rec *r, uint32_t n)
+{
+    if (trace_fd < 0 || n == 0) return;
+    struct trace_chunk c = { .magic = "CTCK", .tid = tid, .nrec = n, .time_ns = now_ns() };
+    struct iovec iov[2] = { { &c, sizeof c }, { (void *)r, (size_t)n * sizeof *r } };
+    size_t left = iov[0].iov_len + iov[1].iov_len;
+    int k = 0;
+    while (left) {
+        ssize_t w = writev(trace_fd, iov + k, 2 - k);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            fprintf(stderr, "cairn: writing the trace %s failed: %s; tracing stops here "
+                    "(the file is parseable up to this point)\n", trace_path,
+                    w < 0 ? strerror(errno) : "short write");
+            atomic_store(&cairn__trace_on, false);
+            close(trace_fd);
+            trace_fd = -1;
+            return;
+        }
+        left -= (size_t)w;
+        while (k < 2 && (size_t)w >= iov[k].iov_len) w -= (ssize_t)iov[k++].iov_len;
+        if (k < 2) {
+            iov[k].iov_base = (char *)iov[k].iov_base + w;
+            iov[k].iov_len -= (size_t)w;
+        }
+    }
+}
+
+static uint64_t next_seq(void) { return atomic_fetch_add_explicit(&trace_seq, 1, memory_order_relaxed) + 1; }
+
+/* Write out b's published records; caller holds file_lock. The owner may be
+ * filling slot n meanwhile: it never touches slots below n. */
+static void tbuf_write(struct tbuf *b)
+{
+    uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
+    struct trace_rec tail[1];
+    uint32_t ntail = 0;
+    uint64_t dram = __atomic_load_n(b->dram, __ATOMIC_RELAXED);
+    if (dram != b->dram_written) {
+        tail[ntail++] = (struct trace_rec){ .type = TR_DRAM_STORES, .seq = next_seq(), .arg = dram };
+        b->dram_written = dram;
+    }
+    if (n > b->written) write_chunk(b->tid, b->rec + b->written, n - b->written);
+    if (ntail) write_chunk(b->tid, tail, ntail);
+    b->written = n;
+}
+
+static void tbuf_unlink(struct tbuf *b)
+{
+    for (struct tbuf **p = &buffers; *p; p = &(*p)->next)
+        if (*p == b) { *p = b->next; break; }
+}
+
+static void tbuf_thread_exit(void *arg)
+{
+    struct tbuf *b = arg;
+    pthread_mutex_lock(&file_lock);
+    tbuf_write(b);
+    tbuf_unlink(b);
+    pthread_mutex_unlock(&file_lock);
+    tb = NULL;            /* a later event of this thread starts a new buffer */
+    free(b);
+}
+
+static struct trace_rec *rec_new(struct tbuf **out);
+static inline void rec_done(struct tbuf *b);
+
+static struct tbuf *tbuf_new(void)
+{
+    struct tbuf *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->dram = &cairn__trace_dram_stores;
+    pthread_mutex_lock(&file_lock);
+    b->tid = next_tid++;
+    b->next = buffers;
+    buffers = b;
+    pthread_mutex_unlock(&file_lock);
+    pthread_setspecific(tbuf_key, b);
+    tb = b;
+    struct tbuf *bb;
+    struct trace_rec *r = rec_new(&bb);
+    *r = (struct trace_rec){ .type = TR_THREAD, .seq = next_seq(), .arg = (uint64_t)syscall(SYS_gettid) };
+    rec_done(bb);
+    return b;
+}
+
+/* The next free slot of this thread's buffer (writing the buffer out when
+ * it is full); publish it with rec_done. NULL if there is no memory. */
+static struct trace_rec *rec_new(struct tbuf **out)
+{
+    struct tbuf *b = tb;
+    if (!b && !(b = tbuf_new())) return NULL;
+    uint32_t n = atomic_load_explicit(&b->n, memory_order_relaxed);
+    if (n == TBUF_RECS) {
+        pthread_mutex_lock(&file_lock);
+        tbuf_write(b);
+        b->written = 0;
+        atomic_store_explicit(&b->n, 0, memory_order_relaxed);
+        pthread_mutex_unlock(&file_lock);
+        n = 0;
+    }
+    *out = b;
+    return &b->rec[n];
+}
+
+static inline void rec_done(struct tbuf *b)
+{
+    atomic_store_explicit(&b->n, atomic_load_explicit(&b->n, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+static void emit(unsigned type, unsigned aux, unsigned size, uint32_t loc, uint64_t addr, uint64_t arg)
+{
+    struct tbuf *b;
+    struct trace_rec *r = rec_new(&b);
+    if (!r) return;
+    *r = (struct trace_rec){ .type = (uint8_t)type, .aux = (uint8_t)aux, .size = (uint16_t)size,
+                             .loc = loc, .seq = next_seq(), .addr = addr, .arg = arg };
+    rec_done(b);
+}
+
+/* DATA records after the record just emitted: len bytes, 30 per record. */
+static void emit_data(const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        struct tbuf *b;
+        struct trace_rec *r = rec_new(&b);
+        if (!r) return;
+        uint8_t *raw = (uint8_t *)r;
+        size_t k = len < DATA_BYTES ? len : DATA_BYTES;
+        memset(raw, 0, sizeof *r);
+        raw[0] = TR_DATA;
+        raw[1] = (uint8_t)k;
+        memcpy(raw + 2, p, k);
+        rec_done(b);
+        p += k;
+        len -= k;
+    }
+}
+
+/* The same DATA layout into a local array, for records written straight to
+ * the file (site names). Returns the number of records. */
+static uint32_t pack_data(struct trace_rec *out, uint32_t max, const char *p, size_t len)
+{
+    uint32_t n = 0;
+    while (len && n < max) {
+        uint8_t *raw = (uint8_t *)&out[n++];
+        size_t k = len < DATA_BYTES ? len : DATA_BYTES;
+        memset(raw, 0, sizeof out[0]);
+        raw[0] = TR_DATA;
+        raw[1] = (uint8_t)k;
+        memcpy(raw + 2, p, k);
+        p += k;
+        len -= k;
+    }
+    return n;
+}
+
+static uint64_t trace_addr(const void *p)
+{
+    cairn_pool *pool = cairn__pool_of_addr(p);
+    if (!pool) return (uint64_t)(uintptr_t)p;
+    return CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT) | cairn__off(pool, p);
+}
+
+/* ---- the hooks ----
+ * A signal handler that writes PM while its thread is recording an event
+ * would take the same buffer slot (or the file lock the thread holds):
+ * while a thread records, its handlers' events are dropped instead. */
+static CAIRN_TLS int recording;
+
+static bool hook_enter(void)
+{
+    if (recording) return false;
+    recording = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return true;
+}
+
+static void hook_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    recording = 0;
+}
+
+void cairn__trace_ev(unsigned type, unsigned aux, const cairn_pool *pool, uint64_t arg)
+{
+    if (!hook_enter()) return;
+    emit(type, aux, 0, pool ? pool->id : 0, 0, arg);
+    hook_leave();
+}
+
+void cairn__trace_mem(unsigned type, unsigned aux, const void *p, uint64_t arg)
+{
+    if (!hook_enter()) return;
+    emit(type, aux, 0, 0, trace_addr(p), arg);
+    hook_leave();
+}
+
+void cairn__trace_pool_open(const cairn_pool *pool, unsigned how)
+{
+    if (!hook_enter()) return;
+    emit(TR_POOL_OPEN, how, 0, pool->id, (uint64_t)(uintptr_t)pool->base, pool->size);
+    emit_data(pool->path, strlen(pool->path));
+    hook_leave();
+}
+
+static void write_all_buffers(void)
+{
+    pthread_mutex_lock(&file_lock);
+    for (struct tbuf *b = buffers; b; b = b->next) tbuf_write(b);
+    pthread_mutex_unlock(&file_lock);
+}
+
+void cairn__trace_pool_close(const cairn_pool *pool)
+{
+    if (!hook_enter()) return;
+    emit(TR_POOL_CLOSE, 0, 0, pool->id, (uint64_t)(uintptr_t)pool->base, pool->size);
+    write_all_buffers();
+    hook_leave();
+}
+
+/* A site's id and its strings go straight to the file, before the id is
+ * published, so no event in the file can name a site the file lacks. */
+static uint32_t site_id(struct cairn__trace_site *site)
+{
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (id) return id;
+    pthread_mutex_lock(&file_lock);
+    id = site->id;
+    if (!id) {
+        id = next_site++;
+        char names[1024];
+        int len = snprintf(names, sizeof names, "%s%c%s", site->file ? site->file : "", 0,
+                           site->func ? site->func : "");
+        if (len < 0) len = 0;
+        if ((size_t)len >= sizeof names) len = sizeof names - 1;
+        struct trace_rec recs[1 + (sizeof names + DATA_BYTES - 1) / DATA_BYTES];
+        recs[0] = (struct trace_rec){ .type = TR_SITE, .loc = id, .seq = next_seq(),
+                                      .arg = site->line };
+        uint32_t n = 1 + pack_data(recs + 1, (uint32_t)(sizeof recs / sizeof recs[0]) - 1,
+                                   names, (size_t)len + 1);
+        write_chunk(0, recs, n);
+        __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&file_lock);
+    return id;
+}
+
+void cairn__trace_store(const void *addr, uint64_t size, struct cairn__trace_site *site)
+{
+    if (!cairn__tracing() || !size) return;
+    cairn_pool *pool = cairn__pool_of_addr(addr);
+    if (!pool) {          /* relaxed: pool close may read it from another thread */
+        __atomic_store_n(&cairn__trace_dram_stores,
+                         __atomic_load_n(&cairn__trace_dram_stores, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
+        return;
+    }
+    if (!hook_enter()) return;
+    uint64_t rel = CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT) | cairn__off(pool, addr);
+    uint32_t id = site_id(site);
+    if (size <= 8) {
+        uint64_t v = 0;
+        memcpy(&v, addr, size);       /* what reached PM: relative pointers included */
+        emit(TR_STORE, 0, (unsigned)size, id, rel, v);
+    } else {
+        emit(TR_STORE_RANGE, 0, 0, id, rel, size);
+        emit_data(addr, size);
+    }
+    hook_leave();
+}
+
+/* ---- start and end ---- */
+static void trace_finish(void)
+{
+    if (!cairn__tracing()) return;
+    write_all_buffers();
+    pthread_mutex_lock(&file_lock);
+    struct trace_rec end = { .type = TR_END, .seq = next_seq(),
+                             .arg = atomic_load(&trace_seq) };
+    write_chunk(0, &end, 1);
+    atomic_store(&cairn__trace_on, false);  /* later events (other threads) are dropped */
+    pthread_mutex_unlock(&file_lock);
+}
+
+static void trace_atfork_child(void)
+{
+    atomic_store(&cairn__trace_on, false);  /* the parent's file is the parent's */
+    if (trace_fd >= 0) close(trace_fd);
+    trace_fd = -1;
+}
+
+/* CAIRN_TRACE with each %p replaced by the process id (%% by %). */
+static int expand_path(const char *in, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *c = in; *c; c++) {
+        char pid[24];
+        const char *put = c;
+        size_t n = 1;
+        if (c[0] == '%' && (c[1] == 'p' || c[1] == '%')) {
+            c++;
+            if (*c == 'p') {
+                n = (size_t)snprintf(pid, sizeof pid, "%d", (int)getpid());
+                put = pid;
+            }
+        }
+        if (o + n >= len) return -1;
+        memcpy(out + o, put, n);
+        o += n;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* Open the file, locked against a second process writing it (a child a
+ * traced program runs inherits CAIRN_TRACE): that one writes FILE.PID. */
+static int open_trace_file(const char *env, char *path, size_t len)
+{
+    if (expand_path(env, path, len)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            if (ftruncate(fd, 0) == 0) return fd;
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        close(fd);
+        if (attempt == 0) {
+            size_t n = strlen(path);
+            if (n + 24 > len) break;
+            snprintf(path + n, len - n, ".%d", (int)getpid());
+            fprintf(stderr, "cairn: CAIRN_TRACE=%s is being written by another process; this "
+                    "one writes %s (put %%p in CAIRN_TRACE for one file per process)\n", env, path);
+        }
+    }
+    errno = EBUSY;
+    return -1;
+}
+
+void cairn__trace_init(void)
+{
+    static char path[4096];
+    const char *env = getenv("CAIRN_TRACE");
+    if (!env || !*env) return;
+    int fd = open_trace_file(env, path, sizeof path);
+    if (fd < 0) {
+        fprintf(stderr, "cairn: CAIRN_TRACE=%s: cannot create the trace file: %s; set "
+                "CAIRN_TRACE to a writable file path (or unset it); running without a trace\n",
+                env, strerror(errno));
+        return;
+    }
+    struct trace_file_hdr h = { .magic = "CAIRNTRC", .version = TRACE_VERSION,
+                                .hdr_size = sizeof h, .rec_size = sizeof(struct trace_rec),
+                                .chunk_hdr_size = sizeof(struct trace_chunk),
+                                .pid = (uint64_t)getpid(), .start_ns = now_ns(),
+                                .start_unix = (uint64_t)time(NULL) };
+    if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) {
+        fprintf(stderr, "cairn: CAIRN_TRACE=%s: cannot write the trace file: %s; running "
+                "without a trace\n", path, strerror(errno));
+        close(fd);
+        return;
+    }
+    if (pthread_key_create(&tbuf_key, tbuf_thread_exit) != 0) {
+        close(fd);
+        return;
+    }
+    trace_fd = fd;
+    trace_path = path;
+    pthread_atfork(NULL, NULL, trace_atfork_child);
+    atexit(trace_finish);             /* before the pools' atexit: runs after it */
+    atomic_store(&cairn__trace_on, true);
+}
