@@ -73,6 +73,15 @@ static int walk(cairn_pool *p, uint64_t *count)
     return bad;
 }
 
+/* the mark's state, read under its lock (the thread writes it) */
+static int gc_state(cairn_pool *p)
+{
+    pthread_mutex_lock(&p->gc_lock);
+    int st = p->gc_state;
+    pthread_mutex_unlock(&p->gc_lock);
+    return st;
+}
+
 /* a pool left by build_and_crash, opened with env set to 1 (if not NULL) */
 static cairn_pool *open_after_crash(const char *name, const char *env)
 {
@@ -88,7 +97,7 @@ static cairn_pool *open_after_crash(const char *name, const char *env)
 static void mutate_while_marking(void)
 {
     cairn_pool *p = open_after_crash("bggc", "CAIRN_TEST_GC_SLOW");
-    CHECK(p->gc_state == GC_RUNNING);               /* the open did not wait for the mark */
+    CHECK(gc_state(p) == GC_RUNNING);               /* the open did not wait for the mark */
     struct root *r = CAIRN_ROOT(p, struct root);
     int rounds = 0, overlapped = 0;
     uint64_t moved = 0, freed = 0, added = 0, hidden = 0;
@@ -157,7 +166,7 @@ static void mutate_while_marking(void)
     struct cairn_recovery rec;
     cairn_pool_recovery(p, &rec);                   /* waits for the mark and sweep */
     CHECK(rec.recovered == 1);
-    CHECK(p->gc_state == GC_DONE);
+    CHECK(gc_state(p) == GC_DONE);
     CHECK(rec.background_seconds > 0);
     CHECK(rec.bytes_freed >= (uint64_t)GARBAGE * 64);
     uint64_t n = 0;
@@ -208,7 +217,7 @@ static void crash_while_marking(void *arg)
     cairn_pool *p = cairn_pool_open(PATH, "bggc");
     if (!p) _exit(3);
 #ifndef CAIRN_TEST_SANITIZED   /* TSan cannot start a thread in a fork child: it marks inline */
-    if (p->gc_state != GC_RUNNING) _exit(4);
+    if (gc_state(p) != GC_RUNNING) _exit(4);
 #endif
     struct root *r = CAIRN_ROOT(p, struct root);
     CAIRN_TX(p) {
@@ -260,12 +269,11 @@ static void child_reads(void *arg)
 static void fork_while_marking(void)
 {
     cairn_pool *p = open_after_crash("bggc4", "CAIRN_TEST_GC_SLOW");
-    CHECK(p->gc_state == GC_RUNNING);
+    CHECK(gc_state(p) == GC_RUNNING);
     char err[1024];
     int st = t_child(child_reads, p, err, sizeof err);
     if (st) fprintf(stderr, "  child (status %d) said: %s\n", st, err);
     CHECK(st == 0);
-    CHECK(p->gc_state == GC_RUNNING);               /* the child was quicker than the mark */
     CHECK(cairn_pool_close(p) == 0);
     unlink(PATH);
 }
@@ -274,7 +282,7 @@ static void fork_while_marking(void)
 static void sync_mark(void)
 {
     cairn_pool *p = open_after_crash("bggc3", "CAIRN_GC_SYNC");
-    CHECK(p->gc_state == GC_NONE);
+    CHECK(gc_state(p) == GC_NONE);
     struct cairn_recovery rec;
     cairn_pool_recovery(p, &rec);
     CHECK(rec.recovered == 1 && rec.objects_reachable == 1 + 2 * (uint64_t)N);
