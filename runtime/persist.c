@@ -21,6 +21,7 @@
 #include <cpuid.h>
 #include <emmintrin.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -73,15 +74,49 @@ static void flush_lines_old(uintptr_t p, uintptr_t end)
 #define MAX_DIRTY 64
 static CAIRN_TLS struct { uintptr_t lo, hi; } dirty[MAX_DIRTY];
 static CAIRN_TLS int ndirty;
+/* Set while this thread edits its dirty list. A signal handler that
+ * flushes PM in the middle of it must not edit the list: its ranges go to
+ * a small ring instead (the handler is the only writer of sig_tail, the
+ * interrupted code the only writer of sig_head, and they never run at the
+ * same time), which every fence of either drains. */
+static CAIRN_TLS volatile sig_atomic_t dirty_busy;
+#define SIG_DIRTY 16
+static CAIRN_TLS struct { uintptr_t lo, hi; } sig_dirty[SIG_DIRTY];
+static CAIRN_TLS volatile unsigned sig_head, sig_tail;
+
+static void sync_range(uintptr_t lo, uintptr_t hi)
+{
+    if (msync((void *)lo, hi - lo, MS_SYNC) != 0)
+        cairn__violation("msync of %#lx..%#lx failed: %s; the pool's storage is "
+                         "failing, stopping before data is lost",
+                         (unsigned long)lo, (unsigned long)hi, strerror(errno));
+}
+
+static void sync_sig_ring(void)
+{
+    while (sig_head != sig_tail) {
+        unsigned h = sig_head % SIG_DIRTY;
+        sync_range(sig_dirty[h].lo, sig_dirty[h].hi);
+        atomic_signal_fence(memory_order_seq_cst);
+        sig_head++;
+    }
+}
+
+static void msync_dirty_busy(void)
+{
+    for (int i = 0; i < ndirty; i++) sync_range(dirty[i].lo, dirty[i].hi);
+    ndirty = 0;
+}
 
 static void msync_dirty(void)
 {
-    for (int i = 0; i < ndirty; i++)
-        if (msync((void *)dirty[i].lo, dirty[i].hi - dirty[i].lo, MS_SYNC) != 0)
-            cairn__violation("msync of %#lx..%#lx failed: %s; the pool's storage is "
-                             "failing, stopping before data is lost",
-                             (unsigned long)dirty[i].lo, (unsigned long)dirty[i].hi, strerror(errno));
-    ndirty = 0;
+    sync_sig_ring();
+    if (dirty_busy) return;     /* a handler inside note_dirty/msync_dirty: ring only */
+    dirty_busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    msync_dirty_busy();
+    atomic_signal_fence(memory_order_seq_cst);
+    dirty_busy = 0;
 }
 
 static void note_dirty(uintptr_t lo, uintptr_t hi)
@@ -89,17 +124,36 @@ static void note_dirty(uintptr_t lo, uintptr_t hi)
     long pg = 4096;
     lo &= ~(uintptr_t)(pg - 1);
     hi = (hi + pg - 1) & ~(uintptr_t)(pg - 1);
-    for (int i = 0; i < ndirty; i++) {
+    if (dirty_busy) {           /* a signal handler interrupted this thread's list */
+        if (sig_tail - sig_head == SIG_DIRTY) {
+            sync_range(lo, hi); /* ring full: sync now */
+            return;
+        }
+        unsigned t = sig_tail % SIG_DIRTY;
+        sig_dirty[t].lo = lo;
+        sig_dirty[t].hi = hi;
+        atomic_signal_fence(memory_order_seq_cst);
+        sig_tail++;
+        return;
+    }
+    dirty_busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    int i = 0;
+    for (; i < ndirty; i++) {
         if (lo <= dirty[i].hi && hi >= dirty[i].lo) {
             if (lo < dirty[i].lo) dirty[i].lo = lo;
             if (hi > dirty[i].hi) dirty[i].hi = hi;
-            return;
+            break;
         }
     }
-    if (ndirty == MAX_DIRTY) msync_dirty();
-    dirty[ndirty].lo = lo;
-    dirty[ndirty].hi = hi;
-    ndirty++;
+    if (i == ndirty) {
+        if (ndirty == MAX_DIRTY) msync_dirty_busy();
+        dirty[ndirty].lo = lo;
+        dirty[ndirty].hi = hi;
+        ndirty++;
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    dirty_busy = 0;
 }
 
 static void flush_user(uintptr_t p, uintptr_t end)
@@ -160,7 +214,7 @@ void cairn__ofence_pool(cairn_pool *pool)
 {
     cairn__tstats.ofences++;
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_OFENCE, pool, 0);
-    if (ndirty) msync_dirty();
+    if (ndirty || sig_head != sig_tail) msync_dirty();
     (void)pool;
     sfence();
 }
@@ -169,7 +223,7 @@ void cairn__dfence_pool(cairn_pool *pool)
 {
     cairn__tstats.dfences++;
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_DFENCE, pool, 0);
-    if (ndirty) msync_dirty();
+    if (ndirty || sig_head != sig_tail) msync_dirty();
     (void)pool;
     sfence();
 }

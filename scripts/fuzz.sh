@@ -6,9 +6,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 mkdir -p build-fuzz tests/fuzz/corpus
 clang-19 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iinclude -Iruntime runtime/persist.c runtime/checksum.c runtime/error.c runtime/pool.c \
-  runtime/alloc.c runtime/tx.c runtime/recover.c runtime/gc.c runtime/pptr.c runtime/check.c \
-  tests/fuzz/fuzz_pool.c -o build-fuzz/fuzz_pool -lpthread -ldl
+  -Iinclude -Iruntime runtime/*.c tests/fuzz/fuzz_pool.c -o build-fuzz/fuzz_pool -lpthread -ldl  # every runtime source
 # the corpus grows in build-fuzz; the committed seeds stay as they are
 mkdir -p build-fuzz/corpus
 cp -n tests/fuzz/corpus/* build-fuzz/corpus/ 2>/dev/null || true
