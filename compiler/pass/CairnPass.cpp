@@ -1036,14 +1036,18 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
   Cache->setAtomic(AtomicOrdering::Monotonic);
   Cache->setAlignment(Align(8));
-  Value *Hit = B.CreateICmpEQ(B.CreateLShr(Cache, 32), B.CreateLShr(Rel, 40));
+  Value *Key = B.CreateLShr(Cache, 32);
+  Value *Hit = B.CreateICmpEQ(Key, B.CreateLShr(Rel, 40));
   Instruction *HitT, *MissT;
   SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
   IRBuilder<> HB(HitT);
+  // va = lo + (slot << 40) + (rel & (2^40 - 1)) = rel + D with
+  // D = lo + ((slot - key) << 40) (mod 2^64): D does not depend on rel, so a
+  // pointer chase pays one add per hop for the translation.
   Value *Lo = HB.CreateLoad(Int64Ty, RegionLo);
-  Value *Slot = HB.CreateShl(HB.CreateAnd(Cache, 0xffffffffULL), 40);
-  Value *Off = HB.CreateAnd(Rel, (1ULL << 40) - 1);
-  Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(HB.CreateAdd(Lo, Slot), Off), PtrTy);
+  Value *D = HB.CreateAdd(
+      Lo, HB.CreateShl(HB.CreateSub(HB.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(Rel, D), PtrTy);
   IRBuilder<> MB(MissT);
   Value *Slow = MB.CreateCall(Ra2VaMiss, {Rel});
   IRBuilder<> JB(Before);
