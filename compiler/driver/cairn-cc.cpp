@@ -30,7 +30,7 @@ const char *const kOptimizations[] = {
     "skip-volatile",   "skip-check-pm",      "merge-logs",
     "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
     "inline-ra2va", "hoist-loop-logs", "elim-dominated-logs",
-    "inline-va2ra", "hoist-conversions",
+    "inline-va2ra", "hoist-conversions", "local-ra-cache",
 };
 
 bool exists(const std::string &p) {

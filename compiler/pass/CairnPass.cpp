@@ -44,6 +44,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/PromoteMemToReg.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -89,6 +90,10 @@ static cl::opt<bool> ClInlineRa2Va(
     "cairn-inline-ra2va", cl::init(true),
     cl::desc("Translate relative pointers of the last-used pool inline "
              "(compiler/rt's one-word cache) instead of calling the runtime"));
+static cl::opt<bool> ClLocalRaCache(
+    "cairn-local-ra-cache", cl::init(true),
+    cl::desc("Keep the translation cache's key and offset in registers within "
+             "a function (reloaded after calls and misses)"));
 static cl::opt<bool> ClInlineVa2Ra(
     "cairn-inline-va2ra", cl::init(true),
     cl::desc("Convert a pointer stored into the pool it points into inline "
@@ -130,6 +135,7 @@ ALWAYS_ENABLED_STATISTIC(NumIntToPtr, "inttoptr converted back");
 ALWAYS_ENABLED_STATISTIC(NumRa2VaInline, "relative->virtual translations inlined");
 ALWAYS_ENABLED_STATISTIC(NumVa2RaInline, "virtual->relative conversions of stored pointers inlined");
 ALWAYS_ENABLED_STATISTIC(NumConvHoisted, "pointer conversions hoisted out of loops");
+ALWAYS_ENABLED_STATISTIC(NumLocalCache, "functions keeping the translation cache in registers");
 ALWAYS_ENABLED_STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
 ALWAYS_ENABLED_STATISTIC(NumWideNotAddress, "wide stores and copied fields proven not pointers");
 ALWAYS_ENABLED_STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
@@ -142,7 +148,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
-    &NumConvHoisted};
+    &NumConvHoisted, &NumLocalCache};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -190,6 +196,12 @@ private:
   DenseMap<Loop *, BasicBlock *> LoopEntry;
   // the hoisted conversion of a value before a loop: {relative or 0, region slot}
   DenseMap<std::pair<Loop *, Value *>, std::pair<Value *, Value *>> HoistedConv;
+  // the function's copy of the cache: key (rel >> 40 it holds) and the
+  // offset D with va = rel + D, as allocas promoted to registers at the end
+  AllocaInst *LocalKey = nullptr, *LocalD = nullptr;
+  void refreshLocalCache(IRBuilder<> &B);
+  void setUpLocalCache(Function &F);
+  void finishLocalCache(Function &F);
   GlobalVariable *RegionLo, *RegionHi, *RaCache, *Counts;
   MDNode *Unlikely, *NoSanitize;
   StringMap<Constant *> Strings;
@@ -1027,12 +1039,87 @@ void CairnInstrumenter::findInvariantPtrStores(Function &F, LoopInfo &LI,
   }
 }
 
+// The function's copy of compiler/rt's translation cache. Loaded at entry,
+// after every call that is not cairn's own (a call may close or reopen a
+// pool, which empties the global cache) and after a miss (which refills
+// it); a stale copy is never wrong while its pool is open, since a cache
+// entry pairs a pool id with that pool's slot, and it is at worst a miss.
+void CairnInstrumenter::refreshLocalCache(IRBuilder<> &B) {
+  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+  Cache->setAtomic(AtomicOrdering::Monotonic);
+  Cache->setAlignment(Align(8));
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *Key = B.CreateLShr(Cache, 32);
+  Value *D = B.CreateAdd(
+      Lo, B.CreateShl(B.CreateSub(B.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  B.CreateStore(Key, LocalKey);
+  B.CreateStore(D, LocalD);
+}
+
+void CairnInstrumenter::setUpLocalCache(Function &F) {
+  LocalKey = LocalD = nullptr;
+  if (!ClLocalRaCache || !ClInlineRa2Va || F.hasOptNone())
+    return;
+  BasicBlock &Entry = F.getEntryBlock();
+  IRBuilder<> AB(&Entry, Entry.getFirstInsertionPt());
+  ++NumLocalCache;
+  LocalKey = AB.CreateAlloca(Int64Ty, nullptr, "cairn.key");
+  LocalD = AB.CreateAlloca(Int64Ty, nullptr, "cairn.d");
+  refreshLocalCache(AB);
+  // after each call that may run other code (not cairn's own entry points,
+  // not intrinsics): it may have closed or reopened a pool
+  SmallVector<CallBase *, 16> Calls;
+  for (Instruction &I : instructions(F))
+    if (auto *CB = dyn_cast<CallBase>(&I)) {
+      if (isa<IntrinsicInst>(CB) || CB->isInlineAsm())
+        continue;
+      if (Function *Callee = CB->getCalledFunction()) {
+        StringRef N = Callee->getName();
+        if (N.starts_with("cairn__") || N.starts_with("cairn_cc__"))
+          continue;
+      }
+      Calls.push_back(CB);
+    }
+  for (CallBase *CB : Calls) {
+    if (isa<InvokeInst>(CB) || CB->isTerminator())
+      continue;                    // C has no invokes; be safe anyway
+    IRBuilder<> B(CB->getNextNode());
+    refreshLocalCache(B);
+  }
+}
+
+void CairnInstrumenter::finishLocalCache(Function &F) {
+  if (!LocalKey)
+    return;
+  DominatorTree DT(F);
+  SmallVector<AllocaInst *, 2> As{LocalKey, LocalD};
+  PromoteMemToReg(As, DT);
+  LocalKey = LocalD = nullptr;
+}
+
 Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
   count(B, RelativeLoads);
   if (!ClInlineRa2Va)
     return B.CreateCall(Ra2VaSlow, {Rel});
   ++NumRa2VaInline;
+  if (LocalKey) {
+    // the function's register copy: shr, cmp, add on a hit
+    Value *Hit = B.CreateICmpEQ(B.CreateLoad(Int64Ty, LocalKey), B.CreateLShr(Rel, 40));
+    Instruction *HitT, *MissT;
+    SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+    IRBuilder<> HB(HitT);
+    Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(Rel, HB.CreateLoad(Int64Ty, LocalD)), PtrTy);
+    IRBuilder<> MB(MissT);
+    Value *Slow = MB.CreateCall(Ra2VaMiss, {Rel});
+    refreshLocalCache(MB);                   // the miss refilled the global cache
+    IRBuilder<> JB(Before);
+    PHINode *Phi = JB.CreatePHI(PtrTy, 2);
+    Phi->addIncoming(Fast, HitT->getParent());
+    Phi->addIncoming(Slow, MissT->getParent());
+    return Phi;
+  }
   LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
   Cache->setAtomic(AtomicOrdering::Monotonic);
   Cache->setAlignment(Align(8));
@@ -1281,8 +1368,11 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
       instrumentWriteSetCall(
           CB, *WS.lookup(CB->getCalledFunction()->getName().str()));
   }
+  if (!PointerReads.empty())
+    setUpLocalCache(F);
   for (Instruction *I : PointerReads)
     instrumentPointerRead(I);
+  finishLocalCache(F);
   return !Writes.empty() || !PointerReads.empty();
 }
 

@@ -360,3 +360,12 @@ def test_pass_counts_hoisted_conversions(cairn_cc, tmp_path):
     inlined = re.search(r"(\d+) cairn - virtual->relative conversions of stored pointers inlined", r.stderr)
     assert hoisted and int(hoisted.group(1)) >= 1, r.stderr
     assert inlined and int(inlined.group(1)) >= 1, r.stderr
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_reopened_pool_in_one_function(exe, pool_path, opt):
+    r = run([exe("reopen_local", opt), pool_path])
+    assert r.returncode == 0, r.stdout + r.stderr
+    moved = int(re.search(r"moved (\d+) of 16", r.stdout).group(1))
+    assert moved >= 8, r.stdout         # the pool really mapped elsewhere
+    assert "wrong 0" in r.stdout

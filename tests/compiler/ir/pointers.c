@@ -5,6 +5,7 @@
 // RUN: -O2 -fno-cairn-skip-null-compare-loads | NULLCMP
 // RUN: -O2 -fno-cairn-inline-ra2va | NOINLINE
 // RUN: -O2 -fno-cairn-inline-va2ra | NOVA
+// RUN: -O2 -fno-cairn-local-ra-cache | NOLOCAL
 // RUN: -O2 | HOIST
 // RUN: -O2 -fno-cairn-hoist-conversions | NOHOIST
 #include <stdint.h>
@@ -39,15 +40,27 @@ void link(struct node *n, struct node *m) { n->next = m; }
 // O2: store ptr null
 void unlink(struct node *n) { n->next = 0; }
 
+// The function keeps the translation cache in registers: loaded at entry
+// as a key and an offset D, then one compare and one add per relative load.
 // O2-LABEL: define {{.*}}@next(
+// O2: [[C:%.*]] = load atomic i64, ptr @cairn_cc__ra_cache monotonic
+// O2: load i64, ptr @cairn__region_lo
+// O2: [[KEY:%.*]] = lshr i64 [[C]], 32
+// O2: [[D:%.*]] = add i64
 // O2: [[P:%.*]] = load ptr, ptr %0
 // O2: [[BITS:%.*]] = ptrtoint ptr [[P]] to i64
 // O2: icmp slt i64 [[BITS]], 0
-// O2: [[C:%.*]] = load atomic i64, ptr @cairn_cc__ra_cache monotonic
-// O2: lshr i64 [[BITS]], 40
-// O2: load i64, ptr @cairn__region_lo
+// O2: [[HI:%.*]] = lshr i64 [[BITS]], 40
+// O2: icmp eq i64 [[KEY]], [[HI]]
+// O2: add i64 [[BITS]], [[D]]
 // O2: call ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
 // O2: phi ptr
+// NOLOCAL-LABEL: define {{.*}}@next(
+// NOLOCAL: [[P:%.*]] = load ptr, ptr %0
+// NOLOCAL: [[BITS:%.*]] = ptrtoint ptr [[P]] to i64
+// NOLOCAL: icmp slt i64 [[BITS]], 0
+// NOLOCAL: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+// NOLOCAL: call ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
 // NOINLINE-LABEL: define {{.*}}@next(
 // NOINLINE: call ptr @cairn__ra2va_slow(
 // NOINLINE-NOT: cairn_cc__ra_cache
@@ -85,4 +98,17 @@ struct item { struct item *next; struct node *owner; };
 void fill(struct item *it, struct node *p)
 {
     for (; it; it = it->next) it->owner = p;
+}
+
+// A call may close or reopen a pool: the register copy is reloaded after it.
+// O2-LABEL: define {{.*}}@around_call(
+// O2: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+// O2: call void @elsewhere()
+// O2-NEXT: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+void elsewhere(void);
+struct node *around_call(struct node *a, struct node *b)
+{
+    struct node *x = a->next;
+    elsewhere();
+    return x ? b->next : 0;
 }
