@@ -728,13 +728,8 @@ void CairnInstrumenter::chooseInstructionsToInstrument(
         continue;
       }
       Writes.push_back(SI);
-    } else if (isa<MemIntrinsic>(I) || isa<AtomicRMWInst>(I) ||
-               isa<AtomicCmpXchgInst>(I)) {
+    } else if (cairn::mayWriteMemory(I, WS)) {
       Writes.push_back(&I);
-    } else if (auto *CB = dyn_cast<CallBase>(&I)) {
-      Function *Callee = CB->getCalledFunction();
-      if (Callee && Callee->isDeclaration() && WS.lookup(Callee->getName().str()))
-        Writes.push_back(CB);
     } else if (auto *LI = dyn_cast<LoadInst>(&I)) {
       if (LI->getType()->isPointerTy())
         PointerReads.push_back(LI);

@@ -204,14 +204,8 @@ bool TraceInstrumenter::instrumentFunction(Function &F) {
   for (Instruction &I : instructions(F)) {
     if (I.hasMetadata(LLVMContext::MD_nosanitize))
       continue;
-    if (isa<StoreInst>(I) || isa<MemIntrinsic>(I) || isa<AtomicRMWInst>(I) ||
-        isa<AtomicCmpXchgInst>(I)) {
+    if (cairn::mayWriteMemory(I, WS))
       Writes.push_back(&I);
-    } else if (auto *CB = dyn_cast<CallBase>(&I)) {
-      Function *Callee = CB->getCalledFunction();
-      if (Callee && Callee->isDeclaration() && WS.lookup(Callee->getName().str()))
-        Writes.push_back(CB);
-    }
   }
   for (Instruction *I : Writes) {
     if (auto *SI = dyn_cast<StoreInst>(I))

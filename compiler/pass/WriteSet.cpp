@@ -8,6 +8,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 
 using namespace cairn;
@@ -200,4 +202,16 @@ Value *cairn::emitWriteSetSize(IRBuilderBase &B, CallBase *CB, const WSExpr &E) 
     Sum = Sum ? B.CreateAdd(Sum, Prod) : Prod;
   }
   return Sum;
+}
+
+bool cairn::mayWriteMemory(const llvm::Instruction &I, const WriteSets &WS) {
+  using namespace llvm;
+  if (isa<StoreInst>(I) || isa<MemIntrinsic>(I) || isa<AtomicRMWInst>(I) ||
+      isa<AtomicCmpXchgInst>(I))
+    return true;
+  if (auto *CB = dyn_cast<CallBase>(&I)) {
+    Function *Callee = CB->getCalledFunction();
+    return Callee && Callee->isDeclaration() && WS.lookup(Callee->getName().str());
+  }
+  return false;
 }

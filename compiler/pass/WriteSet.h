@@ -24,6 +24,7 @@
 
 namespace llvm {
 class CallBase;
+class Instruction;
 class IRBuilderBase;
 class Value;
 } // namespace llvm
@@ -69,6 +70,11 @@ private:
 // insertion point (before the call: strlen and formatted() read its inputs).
 llvm::Value *emitWriteSetSize(llvm::IRBuilderBase &B, llvm::CallBase *CB,
                               const WSExpr &E);
+
+// I writes memory that may be PM and both the log and the trace see it: a
+// store, memset/memcpy/memmove, an atomic, or a call to a precompiled
+// function the write-sets describe.
+bool mayWriteMemory(const llvm::Instruction &I, const WriteSets &WS);
 
 } // namespace cairn
 #endif
