@@ -176,7 +176,12 @@ static int cmd_open_close(const char *path, size_t grow_to, bool gc)
         fprintf(stderr, "cairn-pool: %s: %s\n", path, strerror(errno));
         return 2;
     }
-    if (gc) setenv("CAIRN_GC", "always", 1);
+    if (gc) {
+        /* mark inside the open (not in the background), so the numbers
+         * below are final and empty runs go back to the chunk pool */
+        setenv("CAIRN_GC", "always", 1);
+        setenv("CAIRN_GC_SYNC", "1", 1);
+    }
     cairn_pool *p = cairn_pool_open(path, NULL);
     if (!p) {
         fprintf(stderr, "cairn-pool: %s\n", cairn_errormsg());
