@@ -42,6 +42,18 @@ static int push(struct mark_stack *s, char *obj)
     return 0;
 }
 
+/* A relative pointer into the pool whose tag (bit 63 and id) is tag. */
+static inline bool rel_of_pool(uint64_t w, uint64_t tag)
+{
+    const uint64_t tag_mask = CAIRN_REL_BIT | (CAIRN_ID_MASK << CAIRN_ID_SHIFT);
+    return ((w ^ tag) & tag_mask) == 0;
+}
+
+static uint64_t pool_tag(cairn_pool *pool)
+{
+    return CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT);
+}
+
 /* Call visit(ctx, offset, word address) for every 8-byte word of
  * [w, end) holding a relative pointer of this pool (tag). The scan is the
  * cost of a recovery: test 8 words per branch. Words are read as volatile
@@ -54,12 +66,11 @@ static inline int scan_words(const uint64_t *w, const uint64_t *end, uint64_t ta
                              int (*visit)(void *ctx, uint64_t off, const uint64_t *from),
                              void *ctx)
 {
-    const uint64_t tag_mask = CAIRN_REL_BIT | (CAIRN_ID_MASK << CAIRN_ID_SHIFT);
     for (; w + 8 <= end; w += 8) {
         uint64_t v[8], hit = 0;
         for (int k = 0; k < 8; k++) {
             v[k] = ((const volatile uint64_t *)w)[k];
-            hit |= (uint64_t)(((v[k] ^ tag) & tag_mask) == 0) << k;
+            hit |= (uint64_t)rel_of_pool(v[k], tag) << k;
         }
         while (hit) {
             int k = __builtin_ctzll(hit);
@@ -69,7 +80,7 @@ static inline int scan_words(const uint64_t *w, const uint64_t *end, uint64_t ta
     }
     for (; w < end; w++) {
         uint64_t v = *(const volatile uint64_t *)w;
-        if (((v ^ tag) & tag_mask) == 0 && visit(ctx, v & CAIRN_OFF_MASK, w)) return -1;
+        if (rel_of_pool(v, tag) && visit(ctx, v & CAIRN_OFF_MASK, w)) return -1;
     }
     return 0;
 }
@@ -155,7 +166,7 @@ int cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes
     if (load_table(pool)) return -1;
     struct sync_mark m = { .pool = pool };
     uint64_t used = 0, nobj;
-    const uint64_t tag = CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT);
+    const uint64_t tag = pool_tag(pool);
     char *obj;
     if (pool->state.root_off && mark(pool, pool->state.root_off, &obj, NULL)) {
         if (push(&m.st, obj)) goto oom;
@@ -309,17 +320,6 @@ static int bg_mark(cairn_pool *pool, uint64_t off, char **start)
     default:
         return 0;
     }
-}
-
-static inline bool rel_of_pool(uint64_t w, uint64_t tag)
-{
-    const uint64_t tag_mask = CAIRN_REL_BIT | (CAIRN_ID_MASK << CAIRN_ID_SHIFT);
-    return ((w ^ tag) & tag_mask) == 0;
-}
-
-static uint64_t pool_tag(cairn_pool *pool)
-{
-    return CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT);
 }
 
 static int qpush(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
