@@ -125,6 +125,19 @@ static void note_dirty(uintptr_t lo, uintptr_t hi)
     lo &= ~(uintptr_t)(pg - 1);
     hi = (hi + pg - 1) & ~(uintptr_t)(pg - 1);
     if (dirty_busy) {           /* a signal handler interrupted this thread's list */
+        /* the newest ring entry, if the interrupted code is not syncing it
+         * (it only ever syncs the one at sig_head): a handler that flushes
+         * the same pages again and again then never fills the ring, and
+         * never pays an msync of its own (a frequent timer whose handler
+         * msyncs each time could starve the thread it interrupts) */
+        if (sig_tail - sig_head >= 2) {
+            unsigned n = (sig_tail - 1) % SIG_DIRTY;
+            if (lo <= sig_dirty[n].hi && hi >= sig_dirty[n].lo) {
+                if (lo < sig_dirty[n].lo) sig_dirty[n].lo = lo;
+                if (hi > sig_dirty[n].hi) sig_dirty[n].hi = hi;
+                return;
+            }
+        }
         if (sig_tail - sig_head == SIG_DIRTY) {
             sync_range(lo, hi); /* ring full: sync now */
             return;
