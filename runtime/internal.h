@@ -145,6 +145,8 @@ struct cairn_pool {
     pthread_mutex_t lane_lock;
     pthread_cond_t lane_cond;
     struct lane_ext *lane_ext[CAIRN_NLANES];   /* extension blocks kept per lane */
+    uint64_t  lane_gen1[CAIRN_NLANES];         /* lane generation + 1 as last written (0: read the pool);
+                                                  a lane's owner is its only writer */
     /* heap */
     pthread_mutex_t heap_lock;
     uint64_t  nchunks;                /* chunks the current size covers */
@@ -202,6 +204,9 @@ uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
 /* ---- persist.c ---- */
 void cairn__persist_init(void);
 void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len);
+/* Write nlines whole lines from a 64-byte aligned buffer to 64-byte aligned
+ * PM, non-temporally where flushes are user-space; no fence. */
+void cairn__pm_write_lines(cairn_pool *pool, void *dst, const void *src, size_t nlines);
 void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx);
 void cairn__ofence_pool(cairn_pool *pool);
 void cairn__dfence_pool(cairn_pool *pool);

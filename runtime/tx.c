@@ -4,8 +4,8 @@
  * Invariants (numbered as in DESIGN.md; asserted where noted):
  *
  * (1) A transaction's undo record for a range is durable before any store
- *     to that range can reach PM: add_range() writes the record, flushes it
- *     and issues an ofence before it returns, and the caller stores only
+ *     to that range can reach PM: add_range() writes the record (whole
+ *     lines, non-temporal: emit_rec) and issues an ofence before it returns, and the caller stores only
  *     after it returns. A record carries a checksum over the lane
  *     generation, its header and its data, so a torn record, or one left by
  *     an earlier transaction of the lane, never validates; recovery reads a
@@ -15,7 +15,7 @@
  * (2) At commit every range written in the transaction (each logged range,
  *     each clobbered range, each object allocated in it) is flushed and an
  *     ofence orders it before the commit mark: the lane generation is
- *     bumped, flushed and dfenced. Bumping the generation retires all the
+ *     bumped (its line rewritten whole, non-temporal) and dfenced. Bumping the generation retires all the
  *     lane's records at once (8-byte atomic store), so after the mark
  *     recovery never undoes the transaction.
  *
@@ -59,6 +59,11 @@ struct tx {
     char *blk;                  /* current log block */
     uint64_t blk_cap, blk_used;
     struct lane_ext *ext_cur;   /* block in use, NULL for the lane's own area */
+    /* the line the log's tail is in, as written so far (the bytes before the
+     * tail; zeros after), and the lane's first line (generation + start of
+     * the first record), so both can be rewritten whole */
+    _Alignas(64) unsigned char tail[64];
+    _Alignas(64) unsigned char line0[64];
     struct vec recs;            /* struct log_rec * in order, for abort */
     /* bytes logged (or fresh) in this tx, per cache line: a set of masks */
     uint64_t *lkey, *lmask;
@@ -201,6 +206,41 @@ static char *lane_area(cairn_pool *pool, unsigned lane)
     return pool->base + pool->hdr->lanes_off + (uint64_t)lane * pool->hdr->lane_size;
 }
 
+/* ---- writing records: whole lines, non-temporal ----
+ * A record is assembled in img after the bytes its first line already
+ * holds (T.tail), padded with zeros to a line end, and written with
+ * cairn__pm_write_lines: the log is written once and read back only by an
+ * abort or a recovery, so it never needs to be in the cache. Rewriting the
+ * tail line whole is safe: its earlier bytes are rewritten with the values
+ * they already have, and the new record's own bytes are covered by its
+ * checksum. Record data is at most REC_CHUNK bytes (log_append splits), so
+ * img fits on the stack. */
+#define REC_CHUNK 4096u
+
+static struct log_rec *emit_rec(uint64_t kind_off, uint64_t len, const void *data, uint64_t dlen)
+{
+    _Alignas(64) unsigned char img[64 + sizeof(struct log_rec) + REC_CHUNK + 64];
+    char *p = T.blk + T.blk_used;
+    uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
+    unsigned head = (unsigned)((uintptr_t)p & 63);
+    assert(dlen <= REC_CHUNK);
+    memcpy(img, T.tail, head);
+    struct log_rec *r = (void *)(img + head);
+    r->kind_off = kind_off;
+    r->len = len;
+    if (dlen) memcpy(r + 1, data, dlen);
+    uint64_t rec_bytes = sizeof *r + ((dlen + 7) & ~(uint64_t)7);
+    uint64_t used = head + rec_bytes, nbytes = (used + 63) & ~(uint64_t)63;
+    memset(img + head + sizeof *r + dlen, 0, nbytes - head - sizeof *r - dlen);
+    r->checksum = rec_checksum(T.gen, r, r + 1, dlen);
+    cairn__pm_write_lines(T.pool, (void *)line, img, nbytes / 64);
+    memcpy(T.tail, img + nbytes - 64, 64);
+    if (used % 64 == 0) memset(T.tail, 0, 64);
+    if ((char *)line == (char *)T.lh) memcpy(T.line0, img, 64);
+    T.blk_used += rec_bytes;
+    return (struct log_rec *)p;
+}
+
 /* Continue the log in the next extension block, linking it with a JUMP. */
 static void next_block(void)
 {
@@ -215,15 +255,13 @@ static void next_block(void)
         e = calloc(1, sizeof *e);
         if (!e) tx_fatal("out of memory");
         e->off = cairn__off(pool, p);
-        e->cap = usable & ~(uint64_t)7;
+        assert(e->off % 64 == 0);      /* large objects start on a line */
+        e->cap = usable & ~(uint64_t)63;
         if (T.ext_cur) T.ext_cur->next = e;
         else pool->lane_ext[T.lane] = e;
     }
-    struct log_rec *j = (void *)(T.blk + T.blk_used);
-    j->kind_off = (uint64_t)REC_JUMP | (e->off << 8);
-    j->len = e->cap;
-    j->checksum = rec_checksum(T.gen, j, NULL, 0);
-    cairn__flush_range(pool, j, sizeof *j);
+    emit_rec((uint64_t)REC_JUMP | (e->off << 8), e->cap, NULL, 0);
+    memset(T.tail, 0, 64);             /* the new block starts on a line */
     T.ext_cur = e;
     T.blk = pool->base + e->off;
     T.blk_cap = e->cap;
@@ -242,15 +280,10 @@ static void log_append(uintptr_t lo, uintptr_t hi)
         uint64_t space = (room - 2 * sizeof(struct log_rec)) & ~(uint64_t)7;
         uint64_t len = hi - lo;
         if (len > space) len = space;
-        struct log_rec *r = (void *)(T.blk + T.blk_used);
-        r->kind_off = (uint64_t)REC_UNDO | (cairn__off(pool, (void *)lo) << 8);
-        r->len = len;
-        memcpy(r + 1, (void *)lo, len);
-        r->checksum = rec_checksum(T.gen, r, r + 1, len);
-        uint64_t total = sizeof *r + ((len + 7) & ~(uint64_t)7);
+        if (len > REC_CHUNK) len = REC_CHUNK;
         CAIRN_TRACE_EV(mem, TR_LOG_APPEND, 0, (void *)lo, len);
-        cairn__flush_range(pool, r, total);
-        T.blk_used += total;
+        struct log_rec *r = emit_rec((uint64_t)REC_UNDO | (cairn__off(pool, (void *)lo) << 8),
+                                     len, (void *)lo, len);
         if (vpush(&T.recs, &r, sizeof r)) tx_fatal("out of memory");
         cairn__tstats.log_entries++;
         cairn__tstats.log_bytes += len;
@@ -375,7 +408,10 @@ int cairn_tx_begin(cairn_pool *pool)
     last_lane_plus1 = T.lane + 1;
     char *area = lane_area(pool, T.lane);
     T.lh = (struct lane_hdr *)area;
-    T.gen = atomic_load_explicit(&T.lh->gen, memory_order_relaxed);
+    uint64_t g1 = pool->lane_gen1[T.lane];   /* no read of PM on the hot path */
+    T.gen = g1 ? g1 - 1 : atomic_load_explicit(&T.lh->gen, memory_order_relaxed);
+    memset(T.tail, 0, 64);
+    memcpy(T.tail, &T.gen, 8);               /* the log starts after the generation */
     T.blk = area + sizeof(struct lane_hdr);
     T.blk_cap = pool->hdr->lane_size - sizeof(struct lane_hdr);
     T.blk_used = 0;
@@ -402,10 +438,14 @@ static void flush_written(void)
 
 static void retire_log(void)
 {
-    /* the commit (or abort) mark: one 8-byte store retires every record */
-    atomic_store_explicit(&T.lh->gen, T.gen + 1, memory_order_release);
-    cairn__flush_range(T.pool, T.lh, 8);
+    /* the commit (or abort) mark: one 8-byte field retires every record. The
+     * lane's first line is rewritten whole (non-temporally) with the bytes it
+     * holds and the new generation; records exist, so line0 was written. */
+    uint64_t g = T.gen + 1;
+    memcpy(T.line0, &g, 8);
+    cairn__pm_write_lines(T.pool, T.lh, T.line0, 1);
     cairn__dfence_pool(T.pool);
+    T.pool->lane_gen1[T.lane] = g + 1;
 }
 
 static void tx_end(void)

@@ -144,7 +144,7 @@ def _merge_floor(*runs):
     best = {}
     for run in runs:
         for r in run:
-            k = r["rounds"]
+            k = (r.get("flush") == "nt", r["rounds"])
             if k not in best or r["ns_per_op"] < best[k]["ns_per_op"]:
                 best[k] = r
     return [best[k] for k in sorted(best)]
@@ -355,9 +355,15 @@ def render(report, markdown=False):
     parts = []
     floor = report.get("floor")
     if floor:
-        parts.append("Floor on this machine: K ordered write-back rounds (store + %s + sfence "
-                     "each, least disturbed of the runs before and after): " % floor[0]["flush"] +
-                     ", ".join("%d: %.0f ns" % (r["rounds"], r["ns_per_op"]) for r in floor))
+        flushed = [r for r in floor if r["flush"] != "nt"]
+        nt = [r for r in floor if r["flush"] == "nt"]
+        if flushed:
+            parts.append("Floor on this machine: K ordered write-back rounds (store + %s + sfence "
+                         "each, least disturbed of the runs before and after): " % flushed[0]["flush"] +
+                         ", ".join("%d: %.0f ns" % (r["rounds"], r["ns_per_op"]) for r in flushed))
+        if nt:
+            parts.append("K ordered rounds of one whole line written by non-temporal stores + sfence: " +
+                         ", ".join("%d: %.0f ns" % (r["rounds"], r["ns_per_op"]) for r in nt))
     micro = report.get("micro_summary")
     if micro:
         rows = []
