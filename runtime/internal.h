@@ -204,6 +204,9 @@ uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
 /* ---- persist.c ---- */
 void cairn__persist_init(void);
 void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len);
+/* the persistence layer's fault-injection seam (persist.c; tests only) */
+enum { CAIRN_SEAM_LINES = 1, CAIRN_SEAM_FENCE = 2 };
+extern void (*cairn__persist_seam)(int what, const void *p, size_t len);
 /* Write nlines whole lines from a 64-byte aligned buffer to 64-byte aligned
  * PM, non-temporally where flushes are user-space; no fence. */
 void cairn__pm_write_lines(cairn_pool *pool, void *dst, const void *src, size_t nlines);

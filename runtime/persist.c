@@ -33,6 +33,14 @@ enum flush_kind { FLUSH_CLWB, FLUSH_CLFLUSHOPT, FLUSH_CLFLUSH };
 static enum flush_kind flush_kind = FLUSH_CLFLUSH;
 static uint64_t write_ns;
 
+/* Fault-injection seam (tests only, NULL otherwise): told of every line on
+ * its way to the media (flushed, or written non-temporally, after the
+ * write) and of every fence, before it. tests/unit/test_crashstates.c
+ * simulates power loss at every fence with it. */
+void (*cairn__persist_seam)(int what, const void *p, size_t len);
+#define SEAM(w, p, l) \
+    do { if (__builtin_expect(cairn__persist_seam != NULL, 0)) cairn__persist_seam(w, p, l); } while (0)
+
 void cairn__persist_init(void)
 {
     unsigned a, b, c, d;
@@ -191,6 +199,7 @@ void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len)
         note_dirty(p, end);
         return;
     }
+    SEAM(CAIRN_SEAM_LINES, (void *)p, end - p);
     flush_user(p, end);
     if (write_ns) spin_ns(write_ns * lines);
 }
@@ -214,6 +223,7 @@ void cairn__pm_write_lines(cairn_pool *pool, void *dst, const void *src, size_t 
     const __m128i *s = src;
     __m128i *d = dst;
     for (size_t i = 0; i < len / 16; i++) _mm_stream_si128(d + i, _mm_load_si128(s + i));
+    SEAM(CAIRN_SEAM_LINES, dst, len);
     cairn__tstats.flushes += nlines;
     if (write_ns) spin_ns(write_ns * nlines);
 }
@@ -236,6 +246,7 @@ void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx)
         CAIRN_TRACE_EV(mem, TR_NTSTORE, 0, ptr, len);
         __m128i z = _mm_setzero_si128();
         for (char *p = ptr, *end = p + len; p < end; p += 16) _mm_stream_si128((__m128i *)p, z);
+        SEAM(CAIRN_SEAM_LINES, ptr, len);
         cairn__tstats.flushes += (len + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
         if (write_ns) spin_ns(write_ns * (len / CAIRN_CACHELINE));
         return;
@@ -252,6 +263,7 @@ void cairn__ofence_pool(cairn_pool *pool)
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_OFENCE, pool, 0);
     if (ndirty || sig_head != sig_tail) msync_dirty();
     (void)pool;
+    SEAM(CAIRN_SEAM_FENCE, NULL, 0);
     sfence();
 }
 
@@ -261,6 +273,7 @@ void cairn__dfence_pool(cairn_pool *pool)
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_DFENCE, pool, 0);
     if (ndirty || sig_head != sig_tail) msync_dirty();
     (void)pool;
+    SEAM(CAIRN_SEAM_FENCE, NULL, 0);
     sfence();
 }
 
