@@ -295,8 +295,9 @@ def stats(t):
                 b[5] += arg
             elif ty == 14 or ty == 15:
                 b[6] += 1
-            elif ty == 13:
+            elif ty == 13:                  # whole lines written non-temporally: written back too
                 b[7] += 1
+                b[1] += (arg + 63) // 64
             elif ty == 5 and aux == 1:
                 b = [0] * len(TX_KEYS)
             elif (ty == 6 or ty == 7) and aux == 1 and b is not outside:

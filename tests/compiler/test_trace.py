@@ -142,6 +142,10 @@ def test_threads_keep_their_order(traced, pool_path, tmp_path):
     s = trace.stats(t)
     assert s["transactions"]["committed"] == 800
     assert s["transactions"]["per_transaction_mean"]["dfences"] == 1
+    # one 8-byte slot per transaction: record and mark written whole and
+    # non-temporally, the data line flushed: 3 lines, as cairn_stats counts
+    assert s["transactions"]["per_transaction_mean"]["flushed_lines"] == 3
+    assert s["transactions"]["per_transaction_mean"]["ntstores"] == 2
     # the CLI agrees
     r = cli("stats", "--json", str(tf))
     assert r.returncode == 0, r.stderr
