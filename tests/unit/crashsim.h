@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,9 @@ extern char **environ;
 
 /* set by the workload around each step */
 static int crashsim_committed, crashsim_inflight;
+/* every Nth crash state, the checker is asked (CRASHSIM_NESTED=1 in its
+ * environment) to recover that state under simulated power loss too: 0 never */
+static long crashsim_nested_every;
 /* results */
 static long crashsim_states, crashsim_fences, crashsim_failures, crashsim_max_lines;
 
@@ -103,7 +107,10 @@ static void cs_try(size_t n, const int *choice)
         exit(2);
     }
     crashsim_states++;
+    int nested = crashsim_nested_every && crashsim_states % crashsim_nested_every == 0;
+    if (nested) setenv("CRASHSIM_NESTED", "1", 1);
     int rc = cs_spawn_check();
+    if (nested) unsetenv("CRASHSIM_NESTED");
     if (rc != 0) {
         crashsim_failures++;
         fprintf(stderr, "crash state %ld (fence %ld, committed %d, in flight %d, %zu lines in "
@@ -114,6 +121,7 @@ static void cs_try(size_t n, const int *choice)
 
 static void cs_fence(void)
 {
+    if (!cs_base) return;                           /* nothing written to the pool yet */
     crashsim_fences++;
     size_t n = 0;
     for (size_t l = 0; l < cs_nlines; l++) {
@@ -174,6 +182,11 @@ static void cs_seam(int what, const void *p, size_t len)
         cs_fence();
         return;
     }
+    if (!cs_base) {                                 /* begun on a file: its pool is opening */
+        cairn_pool *pool = cairn__pool_of_addr(p);
+        if (!pool || pool->size != cs_size) return;
+        cs_base = pool->base;
+    }
     uintptr_t lo = (uintptr_t)p, hi = lo + len, b = (uintptr_t)cs_base;
     if (lo < b || hi > b + cs_size) return;          /* another pool */
     for (size_t l = (lo - b) / 64; b + l * 64 < hi; l++) {
@@ -182,13 +195,9 @@ static void cs_seam(int what, const void *p, size_t len)
     }
 }
 
-/* Start simulating power loss on pool: what it holds now is taken as on
- * the media (call it right after an open, which fences what it wrote).
- * extra is passed to the checker as its last argument. */
-static void crashsim_begin(cairn_pool *pool, const char *state_path, const char *extra)
+static void cs_alloc(size_t size, const char *state_path, const char *extra)
 {
-    cs_base = pool->base;
-    cs_size = pool->size;
+    cs_size = size;
     cs_nlines = cs_size / 64;
     cs_img = state_path;
     cs_extra = extra;
@@ -200,7 +209,30 @@ static void crashsim_begin(cairn_pool *pool, const char *state_path, const char 
         fprintf(stderr, "crashsim: out of memory\n");
         exit(2);
     }
+}
+
+/* Start simulating power loss on pool: what it holds now is taken as on
+ * the media (call it right after an open, which fences what it wrote).
+ * extra is passed to the checker as its last argument. */
+static void crashsim_begin(cairn_pool *pool, const char *state_path, const char *extra)
+{
+    cs_alloc(pool->size, state_path, extra);
+    cs_base = pool->base;
     memcpy(cs_media, cs_base, cs_size);
+    cairn__persist_seam = cs_seam;
+}
+
+/* The same for a pool file about to be opened (its recovery is simulated):
+ * the file is the media; the mapping is found at the first flush. */
+static void crashsim_begin_file(const char *path, const char *state_path, const char *extra)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) { perror(path); exit(2); }
+    cs_alloc((size_t)st.st_size, state_path, extra);
+    if (pread(fd, cs_media, cs_size, 0) != (ssize_t)cs_size) { perror(path); exit(2); }
+    close(fd);
+    cs_base = NULL;
     cairn__persist_seam = cs_seam;
 }
 
