@@ -11,12 +11,24 @@
  * 10% insert or delete). Prints one JSON object per (structure, workload).
  *
  *   ds_bench dram|pm POOL N OPS [STRUCTURE [WORKLOAD]]
+ *   ds_bench dram|pm POOL N OPS STRUCTURE WORKLOAD serve WARM
+ *
+ * serve: build STRUCTURE, print "ready", then for each line read from stdin
+ * run one slice: WARM untimed lookups (keys from a second generator, so
+ * every build runs the same ones), then OPS timed operations of WORKLOAD
+ * continuing where the last slice stopped; print its JSON object. `cairn cc
+ * bench` keeps the three builds alive this way and alternates slices
+ * between them on one CPU, so that paired slices ran moments apart on this
+ * shared machine (whose speed drifts by 2-4x over seconds).
+ * CAIRN_BENCH_STEPMARK=1: raise(SIGSTOP) before and after each timed loop,
+ * for compiler/bench/icount.c (instructions per operation).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
 #include <bsd/sys/tree.h>
 #ifndef NO_CAIRN
 #include <cairn.h>
@@ -65,8 +77,9 @@ SPLAY_GENERATE(spt, item, sp, cmp)
 
 struct root { struct item *list; struct item *hash; struct rbt rb; struct spt sp; };
 
-static uint64_t rng = 88172645463325252ull;
-static long next_key(long n) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (long)(rng % (uint64_t)(2 * n)); }
+static uint64_t rng = 88172645463325252ull, warm_rng = 0x9e3779b97f4a7c15ull;
+static long next_key_of(uint64_t *g, long n) { *g ^= *g << 13; *g ^= *g >> 7; *g ^= *g << 17; return (long)(*g % (uint64_t)(2 * n)); }
+static long next_key(long n) { return next_key_of(&rng, n); }
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 
 enum { LIST, HASH, RB, SPLAY };
@@ -115,7 +128,9 @@ static void erase(struct root *r, int ds, long key)
     }
 }
 
-static long lookup(struct root *r, int ds, long key)
+/* inlined into each loop that calls it (the timed one and the warm-up), as
+ * it was when the timed loop was in main */
+static inline __attribute__((always_inline)) long lookup(struct root *r, int ds, long key)
 {
     struct item probe = { .key = key }, *it = NULL;
     switch (ds) {
@@ -127,6 +142,30 @@ static long lookup(struct root *r, int ds, long key)
     return it ? it->val : 0;
 }
 
+/* OPS operations of one workload, timed; prints one JSON object */
+static void run(struct root *r, int d, int mixed, long count, long ops, long sink)
+{
+    long nops = d == LIST ? ops / 64 : ops;
+    int mark = getenv("CAIRN_BENCH_STEPMARK") != NULL;
+    if (mark) raise(SIGSTOP);
+    double t0 = now();
+    for (long i = 0; i < nops; i++) {
+        long k = next_key(count);
+        if (mixed && i % 10 == 0) {
+            if (i % 20 == 0) TX(insert(r, d, k)); else TX(erase(r, d, k));
+        } else if (d == SPLAY && in_pm) {
+            TX(sink += lookup(r, d, k));   /* splaying writes */
+        } else {
+            sink += lookup(r, d, k);
+        }
+    }
+    double t = now() - t0;
+    if (mark) raise(SIGSTOP);
+    printf("{\"structure\": \"%s\", \"workload\": \"%s\", \"ops\": %ld, "
+           "\"ns_per_op\": %.1f, \"sink\": %ld}\n", names[d],
+           mixed ? "mixed" : "read", nops, nops ? t * 1e9 / nops : 0.0, sink & 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
@@ -134,6 +173,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *only_ds = argc > 5 ? argv[5] : NULL, *only_wl = argc > 6 ? argv[6] : NULL;
+    int serve = argc > 7 && !strcmp(argv[7], "serve");
+    long warm = argc > 8 ? atol(argv[8]) : 0;
+    if (serve && (!only_ds || !only_wl)) {
+        fprintf(stderr, "serve needs STRUCTURE and WORKLOAD\n");
+        return 2;
+    }
     in_pm = !strcmp(argv[1], "pm");
     long n = atol(argv[3]), ops = atol(argv[4]);
     struct root *roots[4];
@@ -157,25 +202,27 @@ int main(int argc, char **argv)
         TX(RB_INIT(&r->rb); SPLAY_INIT(&r->sp));
         rng = 88172645463325252ull;
         for (long i = 0; i < count; i++) { long k = next_key(count); TX(insert(r, d, k)); }
+        if (serve) {
+            int mixed = !strcmp(only_wl, "mixed");
+            char line[64];
+            printf("ready\n");
+            fflush(stdout);
+            while (fgets(line, sizeof line, stdin)) {
+                long nwarm = d == LIST ? warm / 64 : warm, sink = 0;
+                for (long i = 0; i < nwarm; i++) {
+                    long k = next_key_of(&warm_rng, count);
+                    if (d == SPLAY && in_pm) TX(sink += lookup(r, d, k));
+                    else sink += lookup(r, d, k);
+                }
+                run(r, d, mixed, count, ops, sink);
+                fflush(stdout);
+            }
+            continue;
+        }
         for (int mixed = 0; mixed < 2; mixed++) {
             if (only_wl && strcmp(only_wl, mixed ? "mixed" : "read"))
                 continue;
-            long nops = d == LIST ? ops / 64 : ops, sink = 0;
-            double t0 = now();
-            for (long i = 0; i < nops; i++) {
-                long k = next_key(count);
-                if (mixed && i % 10 == 0) {
-                    if (i % 20 == 0) TX(insert(r, d, k)); else TX(erase(r, d, k));
-                } else if (d == SPLAY && in_pm) {
-                    TX(sink += lookup(r, d, k));   /* splaying writes */
-                } else {
-                    sink += lookup(r, d, k);
-                }
-            }
-            double t = now() - t0;
-            printf("{\"structure\": \"%s\", \"workload\": \"%s\", \"ops\": %ld, "
-                   "\"ns_per_op\": %.1f, \"sink\": %ld}\n", names[d],
-                   mixed ? "mixed" : "read", nops, nops ? t * 1e9 / nops : 0.0, sink & 1);
+            run(r, d, mixed, count, ops, 0);
         }
     }
 #ifndef NO_CAIRN

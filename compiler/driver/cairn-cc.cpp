@@ -31,6 +31,7 @@ const char *const kOptimizations[] = {
     "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
     "inline-ra2va", "hoist-loop-logs", "elim-dominated-logs",
     "inline-va2ra", "hoist-conversions", "local-ra-cache",
+    "readonly-calls-keep-cache", "thread-null-tests",
 };
 
 bool exists(const std::string &p) {

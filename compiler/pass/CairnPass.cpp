@@ -45,6 +45,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
+#include "llvm/Transforms/Utils/SSAUpdater.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -94,6 +95,15 @@ static cl::opt<bool> ClLocalRaCache(
     "cairn-local-ra-cache", cl::init(true),
     cl::desc("Keep the translation cache's key and offset in registers within "
              "a function (reloaded after calls and misses)"));
+static cl::opt<bool> ClReadonlyCallsKeepCache(
+    "cairn-readonly-calls-keep-cache", cl::init(true),
+    cl::desc("Keep the register copy of the translation cache across calls "
+             "that only read memory (memcmp, strlen, ...): they cannot close "
+             "or reopen a pool"));
+static cl::opt<bool> ClThreadNullTests(
+    "cairn-thread-null-tests", cl::init(true),
+    cl::desc("A converted relative pointer is never NULL: its path skips the "
+             "NULL test that follows the load (loop exits, if (p))"));
 static cl::opt<bool> ClInlineVa2Ra(
     "cairn-inline-va2ra", cl::init(true),
     cl::desc("Convert a pointer stored into the pool it points into inline "
@@ -136,6 +146,8 @@ ALWAYS_ENABLED_STATISTIC(NumRa2VaInline, "relative->virtual translations inlined
 ALWAYS_ENABLED_STATISTIC(NumVa2RaInline, "virtual->relative conversions of stored pointers inlined");
 ALWAYS_ENABLED_STATISTIC(NumConvHoisted, "pointer conversions hoisted out of loops");
 ALWAYS_ENABLED_STATISTIC(NumLocalCache, "functions keeping the translation cache in registers");
+ALWAYS_ENABLED_STATISTIC(NumCacheKeptOverCall, "calls that only read memory: register cache kept");
+ALWAYS_ENABLED_STATISTIC(NumNullTestsThreaded, "NULL tests skipped after converting a relative load");
 ALWAYS_ENABLED_STATISTIC(NumWideScans, "wide stores and copies scanned for addresses");
 ALWAYS_ENABLED_STATISTIC(NumWideNotAddress, "wide stores and copied fields proven not pointers");
 ALWAYS_ENABLED_STATISTIC(NumMemIntrinsics, "memset/memcpy/memmove instrumented");
@@ -148,7 +160,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
-    &NumConvHoisted, &NumLocalCache};
+    &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -237,6 +249,8 @@ private:
                         const std::map<Instruction *, MergedLog> &Hoisted);
   void instrumentStore(StoreInst *SI, const MergedLog *Merged);
   void instrumentPointerRead(Instruction *I);
+  void threadNullTest(PHINode *Phi, Value *VA);
+  SmallVector<std::pair<PHINode *, Value *>, 16> ConvertedPhis;
   Value *emitRa2Va(Instruction *Before, Value *Rel);
   Value *emitVa2Ra(Instruction *Before, StoreInst *SI, Value *Addr, Value *Val,
                    Value *File, Value *Line);
@@ -1074,6 +1088,13 @@ void CairnInstrumenter::setUpLocalCache(Function &F) {
         if (N.starts_with("cairn__") || N.starts_with("cairn_cc__"))
           continue;
       }
+      // a callee that writes no memory cannot close or reopen a pool (both
+      // write the runtime's tables); memcmp/bcmp/strlen are such calls until
+      // code generation expands them, often inside lookup loops
+      if (ClReadonlyCallsKeepCache && CB->onlyReadsMemory()) {
+        ++NumCacheKeptOverCall;
+        continue;
+      }
       Calls.push_back(CB);
     }
   for (CallBase *CB : Calls) {
@@ -1170,6 +1191,67 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   I->replaceUsesWithIf(Phi, [&](Use &U) {
     return U.getUser() != Phi && U.getUser() != Bits;
   });
+  if (ClThreadNullTests && !I->getFunction()->hasOptNone())
+    ConvertedPhis.push_back({Phi, VA});
+}
+
+// The block after a converted load often holds only the merge phi and a NULL
+// test (`for (; p; p = p->next)`, `if (head)`). A converted relative value is
+// never NULL (an address inside a pool, or a small negative sentinel), so its
+// path branches straight to the non-NULL successor: in PM one test fewer per
+// hop, after the load that waits for memory. Done once all loads of the
+// function are instrumented (a later load may split the block).
+void CairnInstrumenter::threadNullTest(PHINode *Phi, Value *VA) {
+  BasicBlock *Tail = Phi->getParent();
+  if (Phi->getNumIncomingValues() != 2 || &Tail->front() != Phi)
+    return;
+  BasicBlock *J = nullptr;
+  for (unsigned K = 0; K < 2; ++K)
+    if (Phi->getIncomingValue(K) == VA)
+      J = Phi->getIncomingBlock(K);
+  auto *JBr = J ? dyn_cast<BranchInst>(J->getTerminator()) : nullptr;
+  if (!JBr || JBr->isConditional())
+    return;
+  Instruction *Next = Phi->getNextNonDebugInstruction();
+  auto *Cmp = dyn_cast_or_null<ICmpInst>(Next);
+  if (!Cmp || !Cmp->isEquality() || Cmp->getOperand(0) != Phi ||
+      !isa<ConstantPointerNull>(Cmp->getOperand(1)))
+    return;
+  auto *Br = dyn_cast_or_null<BranchInst>(Cmp->getNextNonDebugInstruction());
+  if (!Br || !Br->isConditional() || Br->getCondition() != Cmp)
+    return;
+  bool IsEq = Cmp->getPredicate() == ICmpInst::ICMP_EQ;
+  BasicBlock *S = Br->getSuccessor(IsEq ? 1 : 0);
+  if (S == Tail || Br->getSuccessor(0) == Br->getSuccessor(1))
+    return;
+  Constant *CmpOnJ = ConstantInt::getBool(Cmp->getContext(), !IsEq);
+  JBr->setSuccessor(0, S);
+  Phi->removeIncomingValue(J, /*DeletePHIIfEmpty=*/false);
+  for (PHINode &P : S->phis()) {
+    Value *V = P.getIncomingValueForBlock(Tail);
+    P.addIncoming(V == Phi ? VA : V == Cmp ? CmpOnJ : V, J);
+  }
+  // Phi and Cmp no longer dominate what S reaches: merge them with J's values
+  for (auto [Old, OnJ] : {std::pair<Instruction *, Value *>{Phi, VA}, {Cmp, CmpOnJ}}) {
+    SmallVector<Use *, 8> Uses;
+    for (Use &U : Old->uses()) {
+      auto *UI = cast<Instruction>(U.getUser());
+      if (UI->getParent() == Tail && !isa<PHINode>(UI))
+        continue;
+      if (auto *PU = dyn_cast<PHINode>(UI); PU && PU->getIncomingBlock(U) == J)
+        continue;                            // the edge added above
+      Uses.push_back(&U);
+    }
+    if (Uses.empty())
+      continue;
+    SSAUpdater SSA;
+    SSA.Initialize(Old->getType(), Old->getName());
+    SSA.AddAvailableValue(Tail, Old);
+    SSA.AddAvailableValue(J, OnJ);
+    for (Use *U : Uses)
+      SSA.RewriteUse(*U);
+  }
+  ++NumNullTestsThreaded;
 }
 
 void CairnInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
@@ -1365,8 +1447,12 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   }
   if (!PointerReads.empty())
     setUpLocalCache(F);
+  ConvertedPhis.clear();
   for (Instruction *I : PointerReads)
     instrumentPointerRead(I);
+  for (auto [Phi, VA] : ConvertedPhis)
+    threadNullTest(Phi, VA);
+  ConvertedPhis.clear();
   finishLocalCache(F);
   return !Writes.empty() || !PointerReads.empty();
 }

@@ -77,6 +77,10 @@ def test_no_cairn_builds_uninstrumented(cairn_cc, tmp_path):
     ("inline-ra2va", "relative->virtual translations inlined", "legacy_stress"),
     ("hoist-loop-logs", "loop stores logged once before the loop", "loops"),
     ("elim-dominated-logs", "range logged by a dominating store", "legacy_stress"),
+    ("readonly-calls-keep-cache", "calls that only read memory: register cache kept",
+     "legacy_stress"),
+    ("thread-null-tests", "NULL tests skipped after converting a relative load",
+     "legacy_stress"),
 ])
 def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog):
     src = HERE / "programs" / f"{prog}.c"

@@ -3,14 +3,26 @@
   cairn cc config   where cairn-cc finds clang, its plugin, runtime, write-sets
   cairn cc bench    legacy data structures (linked list, uthash, RB tree,
                     splay tree; read-only and mixed) built three ways and run
-                    side by side in one run, alternating every round:
+                    side by side:
                       clang     clang -O2, the unmodified volatile program
                       cc-dram   cairn-cc -O2, nodes from malloc
                       cc-pm     cairn-cc -O2, nodes in a pool on /dev/shm
                     plus dynamic checks and conversions per operation (seed
-                    002's Table V, from a --cairn-count build) and the pass's
-                    static counters (--cairn-stats).
-The native program is compiler/bench/ds_bench.c.
+                    002's Table V, from a --cairn-count build), the pass's
+                    static counters (--cairn-stats) and, with --icount,
+                    instructions per operation.
+
+How it measures: for each structure and workload, each round starts the
+three builds as three live processes pinned to one CPU (--cpu), each builds
+the same structure from the same keys, and then they take turns running
+slices of --ops/--slices operations (the order rotates every slice); a
+slice first runs a quarter as many untimed lookups (warm-up, the same keys
+in every build), then times its operations. ns/op is the median over all
+slices; a ratio is the median of the per-slice ratios of slices run moments
+apart (in parentheses: their 25th-75th percentiles). This machine is shared
+and its speed drifts by 2-4x over seconds; paired slices cancel the drift,
+separate whole runs did not.
+The native programs are compiler/bench/ds_bench.c and compiler/bench/icount.c.
 """
 import json
 import os
@@ -46,8 +58,20 @@ def add_bench_parser(sub, name):
     b = sub.add_parser(name, help="clang vs cairn-cc (DRAM, PM) on legacy data structures",
                        description=__doc__, formatter_class=_Raw)
     b.add_argument("--n", type=int, default=100000, help="keys per structure (list: n/8)")
-    b.add_argument("--ops", type=int, default=1000000, help="operations (list: ops/64)")
-    b.add_argument("--rounds", type=int, default=3, help="alternating rounds (median)")
+    b.add_argument("--ops", type=int, default=1000000,
+                   help="operations per build, structure, workload and round (list: ops/64)")
+    b.add_argument("--rounds", type=int, default=3,
+                   help="rounds: fresh processes (and pool) for each")
+    b.add_argument("--slices", type=int, default=10,
+                   help="alternating slices per round (each ops/slices operations)")
+    b.add_argument("--cpu", default=str(max(os.cpu_count() or 1, 1) - 1),
+                   help="CPU the three builds share (taskset); 'none': do not pin")
+    b.add_argument("--icount", action="store_true",
+                   help="also count instructions per operation (single-stepping: slow)")
+    b.add_argument("--icount-ops", type=int, default=1000,
+                   help="operations counted per cell with --icount (list: /64)")
+    b.add_argument("--only", metavar="STRUCTURE[:WORKLOAD]",
+                   help="measure one structure (and workload) only")
     b.add_argument("--quick", action="store_true", help="tiny sizes: proves it runs")
     b.add_argument("--json", metavar="FILE", help="write all results as JSON")
     b.add_argument("--dir", default="/dev/shm", help="where the pool goes")
@@ -87,14 +111,57 @@ def _runs(exe, mode, pool, n, ops, *filters, env=None):
     return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
 
 
+def _serve(exe, mode, pool, args, s, w):
+    """One build, alive: it has built structure s and runs a slice per 'go'."""
+    per = max(args.ops // args.slices, 1)
+    cmd = [str(exe), mode, str(pool), str(args.n), str(per), s, w, "serve", str(per // 4)]
+    if args.cpu != "none":
+        cmd = ["taskset", "-c", args.cpu] + cmd
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, CAIRN_PMEM_FORCE="1"))
+    if p.stdout.readline().strip() != "ready":
+        p.kill()
+        raise SystemExit(f"cairn: {exe} {mode} {s} {w} did not start")
+    return p
+
+
+def _slice(p):
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    line = p.stdout.readline()
+    if not line.startswith("{"):
+        raise SystemExit(f"cairn: a benchmark process stopped: {line!r}")
+    return json.loads(line)["ns_per_op"]
+
+
+def _cells(args):
+    cells = [(s, w) for s in STRUCTURES for w in WORKLOADS]
+    if args.only:
+        s, _, w = args.only.partition(":")
+        cells = [(a, b) for a, b in cells if a == s and (not w or b == w)]
+        if not cells:
+            raise SystemExit(f"cairn: --only {args.only}: no such structure/workload")
+    return cells
+
+
+def _quantile(xs, q):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q
+    i = int(k)
+    return xs[i] if i + 1 >= len(xs) else xs[i] + (xs[i + 1] - xs[i]) * (k - i)
+
+
 def run_bench(args):
     if args.quick:
-        args.n, args.ops, args.rounds = 2000, 20000, 1
+        args.n, args.ops, args.rounds, args.slices = 2000, 20000, 1, 2
+        args.icount_ops = min(args.icount_ops, 200)
     src = paths.SOURCE_ROOT / "compiler" / "bench" / "ds_bench.c"
     cc = _cairn_cc()
+    cells = _cells(args)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        bins = {"clang": tmp / "clang", "cc": tmp / "cc", "count": tmp / "count"}
+        bins = {"clang": tmp / "clang", "cc": tmp / "cc", "count": tmp / "count",
+                "icount": tmp / "icount"}
         _build([CLANG, "-O2", "-DNO_CAIRN", src, "-o", bins["clang"]])
         _build([cc, "-O2", src, "-o", bins["cc"]])
         _build([cc, "-O2", "--cairn-count", src, "-o", bins["count"]])
@@ -103,48 +170,92 @@ def run_bench(args):
         runs = {"clang": (bins["clang"], "dram"), "cc-dram": (bins["cc"], "dram"),
                 "cc-pm": (bins["cc"], "pm")}
         times = {}
+        icounts = []
         try:
-            for rnd in range(args.rounds):
-                order = VARIANTS if rnd % 2 == 0 else VARIANTS[::-1]
-                for v in order:
-                    exe, mode = runs[v]
-                    for rec in _runs(exe, mode, pool, args.n, args.ops):
-                        key = (rec["structure"], rec["workload"], v)
-                        times.setdefault(key, []).append(rec["ns_per_op"])
-                    print(f"round {rnd + 1}/{args.rounds} {v} done", file=sys.stderr)
-            counts = _dynamic_counts(bins["count"], pool, args)
+            for s, w in cells:
+                for rnd in range(args.rounds):
+                    procs = {v: _serve(*runs[v], pool, args, s, w) for v in VARIANTS}
+                    try:
+                        for k in range(args.slices):
+                            order = VARIANTS[k % 3:] + VARIANTS[:k % 3]
+                            for v in order:
+                                times.setdefault((s, w, v), []).append(_slice(procs[v]))
+                    finally:
+                        for p in procs.values():
+                            p.stdin.close()
+                            p.wait()
+                    print(f"{s} {w}: round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+            counts = _dynamic_counts(bins["count"], pool, args, cells)
+            if args.icount:
+                _build([CLANG, "-O2", paths.SOURCE_ROOT / "compiler" / "bench" / "icount.c",
+                        "-o", bins["icount"]])
+                icounts = _instruction_counts(bins["icount"], runs, pool, args, cells)
         finally:
             if pool.exists():
                 pool.unlink()
     med = {k: statistics.median(v) for k, v in times.items()}
-    _print_tables(med, counts, stats, args)
+    ratios = {}
+    for (s, w, v), xs in times.items():
+        if v != "clang":
+            base = times[(s, w, "clang")]
+            ratios[(s, w, v)] = [x / b for x, b in zip(xs, base) if b > 0]
+    _print_tables(med, ratios, counts, stats, icounts, args)
     if args.json:
         Path(args.json).write_text(json.dumps({
             "command": "cairn cc bench " + " ".join(
-                f"--{k}={getattr(args, k)}" for k in ("n", "ops", "rounds")),
+                f"--{k.replace('_', '-')}={getattr(args, k)}"
+                for k in ("n", "ops", "rounds", "slices", "cpu")),
+            "method": "paired slices: the three builds alive at once on one CPU, taking "
+                      "turns; ns/op = median of slices; ratio = median of per-slice ratios",
             "ns_per_op": [{"structure": s, "workload": w, "variant": v, "median": m,
-                           "samples": times[(s, w, v)]} for (s, w, v), m in med.items()],
-            "per_op_counts": counts, "static_stats": stats}, indent=1))
+                           "samples": times[(s, w, v)],
+                           **({"paired_ratio_median": statistics.median(ratios[(s, w, v)]),
+                               "paired_ratio_p25": _quantile(ratios[(s, w, v)], 0.25),
+                               "paired_ratio_p75": _quantile(ratios[(s, w, v)], 0.75)}
+                              if v != "clang" else {})}
+                          for (s, w, v), m in med.items()],
+            "per_op_counts": counts, "instructions_per_op": icounts,
+            "static_stats": stats}, indent=1))
     return 0
 
 
-def _dynamic_counts(exe, pool, args):
+def _instruction_counts(icount, runs, pool, args, cells):
+    """Instructions per operation, single-stepped between the program's marks."""
+    out = []
+    for s, w in cells:
+        row = {"structure": s, "workload": w}
+        for v in VARIANTS:
+            exe, mode = runs[v]
+            r = subprocess.run([str(icount), str(exe), mode, str(pool), str(args.n),
+                                str(args.icount_ops), s, w], capture_output=True, text=True,
+                               env=dict(os.environ, CAIRN_PMEM_FORCE="1",
+                                        CAIRN_BENCH_STEPMARK="1"))
+            m = re.search(r"instructions (\d+)", r.stderr)
+            recs = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+            if r.returncode or not m or not recs:
+                raise SystemExit(f"cairn: icount {exe} {mode} {s} {w} failed:\n{r.stderr}")
+            row[v] = int(m.group(1)) / max(recs[0]["ops"], 1)
+        out.append(row)
+        print(f"{s} {w}: instructions counted", file=sys.stderr)
+    return out
+
+
+def _dynamic_counts(exe, pool, args, cells):
     """Checks and conversions per operation: a run with OPS=0 subtracted
     from a run with OPS=k, per structure and workload."""
     out = []
     ops = max(args.ops // 10, 1000)
     for mode in ("dram", "pm"):
-        for s in STRUCTURES:
-            for w in WORKLOADS:
-                got = []
-                for k in (0, ops):
-                    with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
-                        recs = _runs(exe, mode, pool, args.n, k, s, w,
-                                     env={"CAIRN_CC_COUNTS": f.name})
-                        got.append(json.loads(f.read().splitlines()[-1]))
-                real_ops = recs[0]["ops"] if recs else ops
-                out.append({"data": mode, "structure": s, "workload": w,
-                            **{c: (got[1][c] - got[0][c]) / max(real_ops, 1) for c in COUNTS}})
+        for s, w in cells:
+            got = []
+            for k in (0, ops):
+                with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
+                    recs = _runs(exe, mode, pool, args.n, k, s, w,
+                                 env={"CAIRN_CC_COUNTS": f.name})
+                    got.append(json.loads(f.read().splitlines()[-1]))
+            real_ops = recs[0]["ops"] if recs else ops
+            out.append({"data": mode, "structure": s, "workload": w,
+                        **{c: (got[1][c] - got[0][c]) / max(real_ops, 1) for c in COUNTS}})
     return out
 
 
@@ -158,17 +269,32 @@ def _static_stats(cc, src, tmp):
     return stats
 
 
-def _print_tables(med, counts, stats, args):
-    print(f"\n### cairn-cc on legacy data structures (n={args.n}, ops={args.ops}, "
-          f"median of {args.rounds})\n")
-    print("| structure | workload | clang ns/op | cairn-cc DRAM | ratio | cairn-cc PM | ratio |")
+def _print_tables(med, ratios, counts, stats, icounts, args):
+    def ratio(key):
+        xs = ratios[key]
+        return (f"{statistics.median(xs):.2f}x ({_quantile(xs, 0.25):.2f}-"
+                f"{_quantile(xs, 0.75):.2f})")
+    print(f"\n### cairn-cc on legacy data structures (n={args.n}, ops={args.ops} x "
+          f"{args.rounds} rounds, {args.slices} paired slices a round)\n")
+    print("| structure | workload | clang ns/op | cairn-cc DRAM | ratio (p25-p75) "
+          "| cairn-cc PM | ratio (p25-p75) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for s in STRUCTURES:
         for w in WORKLOADS:
             c, d, p = (med.get((s, w, v)) for v in VARIANTS)
             if c is None:
                 continue
-            print(f"| {s} | {w} | {c:.1f} | {d:.1f} | {d / c:.2f}x | {p:.1f} | {p / c:.2f}x |")
+            print(f"| {s} | {w} | {c:.1f} | {d:.1f} | {ratio((s, w, 'cc-dram'))} "
+                  f"| {p:.1f} | {ratio((s, w, 'cc-pm'))} |")
+    if icounts:
+        print(f"\n### Instructions per operation (single-stepped, {args.icount_ops} "
+              "operations, list /64)\n")
+        print("| structure | workload | clang | cairn-cc DRAM | ratio | cairn-cc PM | ratio |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for r in icounts:
+            c, d, p = (r[v] for v in VARIANTS)
+            print(f"| {r['structure']} | {r['workload']} | {c:.1f} | {d:.1f} | {d / c:.2f}x "
+                  f"| {p:.1f} | {p / c:.2f}x |")
     print("\n### Dynamic checks and conversions per operation (cairn-cc --cairn-count)\n")
     print("| data | structure | workload | " + " | ".join(COUNTS) + " |")
     print("|---|---|---|" + "---:|" * len(COUNTS))

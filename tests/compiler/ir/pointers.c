@@ -8,7 +8,11 @@
 // RUN: -O2 -fno-cairn-local-ra-cache | NOLOCAL
 // RUN: -O2 | HOIST
 // RUN: -O2 -fno-cairn-hoist-conversions | NOHOIST
+// RUN: -O2 -fno-cairn-readonly-calls-keep-cache | NORO
+// RUN: -O2 | THREAD
+// RUN: -O2 -fno-cairn-thread-null-tests | NOTHREAD
 #include <stdint.h>
+#include <string.h>
 
 struct node { struct node *next; long val; };
 
@@ -111,4 +115,48 @@ struct node *around_call(struct node *a, struct node *b)
     struct node *x = a->next;
     elsewhere();
     return x ? b->next : 0;
+}
+
+// A call that only reads memory (strlen, memcmp, ...) cannot close or reopen
+// a pool: the register copy stays, so nothing is reloaded between the call
+// and the next relative load's miss path.
+// O2-LABEL: define {{.*}}@around_strlen(
+// O2: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+// O2: call i64 @strlen(
+// O2-NOT: load atomic i64, ptr @cairn_cc__ra_cache
+// O2: call ptr @cairn_cc__ra2va_miss(
+// NORO-LABEL: define {{.*}}@around_strlen(
+// NORO: call i64 @strlen(
+// NORO-NEXT: load atomic i64, ptr @cairn_cc__ra_cache monotonic
+struct named { struct named *next; const char *name; };
+long around_strlen(struct named *a, const char *s)
+{
+    struct named *x = a->next;
+    long n = (long)strlen(s);
+    return x ? n + (long)x->next->name : 0;
+}
+
+// A converted relative pointer is never NULL: the conversion's path jumps
+// back to the loop body without the loop's NULL test, which stays for the
+// unconverted (DRAM) value only.
+// THREAD-LABEL: define {{.*}}@walk(
+// THREAD: [[HEAD:[0-9]+]]:
+// THREAD: [[P:%.*]] = load ptr, ptr
+// THREAD: [[FAST:%.*]] = inttoptr i64
+// THREAD: [[VA:%.*]] = phi ptr [ [[FAST]], %{{[0-9]+}} ], [ {{%.*}}, %{{[0-9]+}} ]
+// THREAD-NEXT: br label %[[HEAD]]
+// THREAD: phi ptr [ [[P]], %[[HEAD]] ]
+// THREAD-NEXT: icmp eq ptr {{%.*}}, null
+// NOTHREAD-LABEL: define {{.*}}@walk(
+// NOTHREAD: inttoptr i64
+// NOTHREAD: [[VA:%.*]] = phi ptr [ {{%.*}}, %{{[0-9]+}} ], [ {{%.*}}, %{{[0-9]+}} ]
+// NOTHREAD: br label %[[TAIL:[0-9]+]]
+// NOTHREAD: [[TAIL]]:
+// NOTHREAD: phi ptr [ {{%.*}}, %{{[0-9]+}} ], [ [[VA]], %{{[0-9]+}} ]
+// NOTHREAD-NEXT: icmp eq ptr
+long walk(struct node *n)
+{
+    long s = 0;
+    for (; n; n = n->next) s += n->val;
+    return s;
 }
