@@ -40,7 +40,7 @@
 extern char **environ;
 
 /* set by the workload around each step */
-static int crashsim_committed, crashsim_inflight;
+static inline int crashsim_committed, crashsim_inflight;
 /* every Nth crash state, the checker is asked (CRASHSIM_NESTED=1 in its
  * environment) to recover that state under simulated power loss too: 0 never */
 static long crashsim_nested_every;
@@ -53,11 +53,11 @@ static unsigned char *cs_media;       /* M */
 static unsigned char *cs_pending;     /* contents of lines flushed since the last fence */
 static unsigned char *cs_is_pending;
 static const char *cs_img, *cs_extra;
-static uint64_t cs_rng = 0x9e3779b97f4a7c15ULL;
+static inline uint64_t cs_rng = 0x9e3779b97f4a7c15ULL;
 struct cs_cand { size_t line; const unsigned char *v[3]; int nv; };
 static struct cs_cand *cs_cands;
 
-static uint64_t cs_rand(void)
+static inline uint64_t cs_rand(void)
 {
     cs_rng ^= cs_rng << 13;
     cs_rng ^= cs_rng >> 7;
@@ -65,7 +65,7 @@ static uint64_t cs_rand(void)
     return cs_rng;
 }
 
-static int cs_spawn_check(void)
+static inline int cs_spawn_check(void)
 {
     char c[16], f[16], exe[64];
     snprintf(c, sizeof c, "%d", crashsim_committed);
@@ -80,7 +80,7 @@ static int cs_spawn_check(void)
 }
 
 /* M with the chosen versions (choice[i] indexes cands[i].v; -1: mix words) */
-static int cs_write_state(size_t n, const int *choice)
+static inline int cs_write_state(size_t n, const int *choice)
 {
     int fd = open(cs_img, O_RDWR | O_CREAT | O_TRUNC, 0600);
     if (fd < 0) return -1;
@@ -100,7 +100,7 @@ static int cs_write_state(size_t n, const int *choice)
     return ok ? 0 : -1;
 }
 
-static void cs_try(size_t n, const int *choice)
+static inline void cs_try(size_t n, const int *choice)
 {
     if (cs_write_state(n, choice) != 0) {
         fprintf(stderr, "crashsim: cannot write %s: %s\n", cs_img, strerror(errno));
@@ -119,7 +119,7 @@ static void cs_try(size_t n, const int *choice)
     }
 }
 
-static void cs_fence(void)
+static inline void cs_fence(void)
 {
     if (!cs_base) return;                           /* nothing written to the pool yet */
     crashsim_fences++;
@@ -176,7 +176,7 @@ static void cs_fence(void)
         }
 }
 
-static void cs_seam(int what, const void *p, size_t len)
+static inline void cs_seam(int what, const void *p, size_t len)
 {
     if (what == CAIRN_SEAM_FENCE) {
         cs_fence();
@@ -195,7 +195,7 @@ static void cs_seam(int what, const void *p, size_t len)
     }
 }
 
-static void cs_alloc(size_t size, const char *state_path, const char *extra)
+static inline void cs_alloc(size_t size, const char *state_path, const char *extra)
 {
     cs_size = size;
     cs_nlines = cs_size / 64;
@@ -214,7 +214,7 @@ static void cs_alloc(size_t size, const char *state_path, const char *extra)
 /* Start simulating power loss on pool: what it holds now is taken as on
  * the media (call it right after an open, which fences what it wrote).
  * extra is passed to the checker as its last argument. */
-static void crashsim_begin(cairn_pool *pool, const char *state_path, const char *extra)
+static inline void crashsim_begin(cairn_pool *pool, const char *state_path, const char *extra)
 {
     cs_alloc(pool->size, state_path, extra);
     cs_base = pool->base;
@@ -224,7 +224,7 @@ static void crashsim_begin(cairn_pool *pool, const char *state_path, const char 
 
 /* The same for a pool file about to be opened (its recovery is simulated):
  * the file is the media; the mapping is found at the first flush. */
-static void crashsim_begin_file(const char *path, const char *state_path, const char *extra)
+static inline void crashsim_begin_file(const char *path, const char *state_path, const char *extra)
 {
     int fd = open(path, O_RDONLY);
     struct stat st;
@@ -238,8 +238,8 @@ static void crashsim_begin_file(const char *path, const char *state_path, const 
 
 /* The full check of a closed pool file (cairn__check_file): 0 when it finds
  * no error and no leak; *objects = the objects allocated in it. */
-static int cs_problems;
-static void cs_on_check(void *ctx, const char *sev, const char *msg)
+static inline int cs_problems;
+static inline void cs_on_check(void *ctx, const char *sev, const char *msg)
 {
     (void)ctx;
     if (strstr(msg, "leaked") || !strcmp(sev, "error")) {
@@ -248,7 +248,7 @@ static void cs_on_check(void *ctx, const char *sev, const char *msg)
     }
 }
 
-static int crashsim_check_file(const char *path, unsigned long long *objects)
+static inline int crashsim_check_file(const char *path, unsigned long long *objects)
 {
     struct cairn_check_report rep;
     memset(&rep, 0, sizeof rep);
@@ -259,7 +259,7 @@ static int crashsim_check_file(const char *path, unsigned long long *objects)
     return rc != 0 || cs_problems;
 }
 
-static void crashsim_end(void)
+static inline void crashsim_end(void)
 {
     cairn__persist_seam = NULL;
     free(cs_media);
