@@ -40,7 +40,7 @@
 extern char **environ;
 
 /* set by the workload around each step */
-static inline int crashsim_committed, crashsim_inflight;
+static int crashsim_committed, crashsim_inflight;
 /* every Nth crash state, the checker is asked (CRASHSIM_NESTED=1 in its
  * environment) to recover that state under simulated power loss too: 0 never */
 static long crashsim_nested_every;
@@ -53,7 +53,7 @@ static unsigned char *cs_media;       /* M */
 static unsigned char *cs_pending;     /* contents of lines flushed since the last fence */
 static unsigned char *cs_is_pending;
 static const char *cs_img, *cs_extra;
-static inline uint64_t cs_rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t cs_rng = 0x9e3779b97f4a7c15ULL;
 struct cs_cand { size_t line; const unsigned char *v[3]; int nv; };
 static struct cs_cand *cs_cands;
 
@@ -238,7 +238,7 @@ static inline void crashsim_begin_file(const char *path, const char *state_path,
 
 /* The full check of a closed pool file (cairn__check_file): 0 when it finds
  * no error and no leak; *objects = the objects allocated in it. */
-static inline int cs_problems;
+static int cs_problems;
 static inline void cs_on_check(void *ctx, const char *sev, const char *msg)
 {
     (void)ctx;
