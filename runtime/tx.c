@@ -224,14 +224,17 @@ static struct log_rec *emit_rec(uint64_t kind_off, uint64_t len, const void *dat
     uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
     unsigned head = (unsigned)((uintptr_t)p & 63);
     assert(dlen <= REC_CHUNK);
-    memcpy(img, T.tail, head);
+    uint64_t rec_bytes = sizeof(struct log_rec) + ((dlen + 7) & ~(uint64_t)7);
+    uint64_t used = head + rec_bytes, nbytes = (used + 63) & ~(uint64_t)63;
+    /* fixed-size copies only (no calls): the last line zeroed first, then
+     * the tail line whole (its bytes after the tail are zeros), then the
+     * record; every byte after the record up to the line end stays zero */
+    memset(img + nbytes - 64, 0, 64);
+    memcpy(img, T.tail, 64);
     struct log_rec *r = (void *)(img + head);
     r->kind_off = kind_off;
     r->len = len;
     if (dlen) memcpy(r + 1, data, dlen);
-    uint64_t rec_bytes = sizeof *r + ((dlen + 7) & ~(uint64_t)7);
-    uint64_t used = head + rec_bytes, nbytes = (used + 63) & ~(uint64_t)63;
-    memset(img + head + sizeof *r + dlen, 0, nbytes - head - sizeof *r - dlen);
     r->checksum = rec_checksum(T.gen, r, r + 1, dlen);
     cairn__pm_write_lines(T.pool, (void *)line, img, nbytes / 64);
     memcpy(T.tail, img + nbytes - 64, 64);
