@@ -111,7 +111,12 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
     }
     struct pool_state ps;
     cairn__state_read(head, &ps);
-    cairn_pool *pool = calloc(1, sizeof *pool);
+    cairn_pool *pool = cairn__pool_alloc();
+    if (!pool) {
+        close(fd);
+        say(&c, "error", "%s: out of memory", path);
+        return -1;
+    }
     pool->base = mmap(NULL, ps.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
     close(fd);
     if (pool->base == MAP_FAILED) {

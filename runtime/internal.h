@@ -141,12 +141,18 @@ struct cairn_pool {
     pthread_mutex_t state_lock;       /* root, size */
     struct pool_state state;          /* current copy */
     /* lanes */
-    _Atomic uint64_t lanes_busy;
     pthread_mutex_t lane_lock;
     pthread_cond_t lane_cond;
     struct lane_ext *lane_ext[CAIRN_NLANES];   /* extension blocks kept per lane */
-    uint64_t  lane_gen1[CAIRN_NLANES];         /* lane generation + 1 as last written (0: read the pool);
-                                                  a lane's owner is its only writer */
+    /* per lane, a line of its own: threads on different lanes share no
+     * written cache line (a shared busy mask or generation array bounced a
+     * line between the cores twice per transaction) */
+    struct lane_vol {
+        _Atomic uint32_t busy;
+        uint64_t gen1;                /* generation + 1 as last written (0: read the
+                                         pool); the lane's owner is its only writer */
+    } __attribute__((aligned(64))) lanes[CAIRN_NLANES];
+    _Atomic int lane_waiters;         /* threads waiting for a lane (all 64 busy) */
     /* heap */
     pthread_mutex_t heap_lock;
     uint64_t  nchunks;                /* chunks the current size covers */
@@ -204,6 +210,8 @@ uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
 /* ---- persist.c ---- */
 void cairn__persist_init(void);
 void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len);
+cairn_pool *cairn__pool_alloc(void);          /* pool.c: zeroed, 64-byte aligned */
+bool cairn__lanes_busy(cairn_pool *pool);    /* tx.c: a transaction is open on pool */
 /* the persistence layer's fault-injection seam (persist.c; tests only) */
 enum { CAIRN_SEAM_LINES = 1, CAIRN_SEAM_FENCE = 2 };
 extern void (*cairn__persist_seam)(int what, const void *p, size_t len);

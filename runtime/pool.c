@@ -246,9 +246,19 @@ static void unmap_slot(cairn_pool *pool)
          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
+/* A zeroed pool struct, aligned: each lane's volatile state has a cache
+ * line of its own. Freed with free(). */
+cairn_pool *cairn__pool_alloc(void)
+{
+    size_t sz = (sizeof(cairn_pool) + 63) & ~(size_t)63;
+    cairn_pool *pool = aligned_alloc(64, sz);
+    if (pool) memset(pool, 0, sz);
+    return pool;
+}
+
 static cairn_pool *pool_new(const char *path, int fd)
 {
-    cairn_pool *pool = calloc(1, sizeof *pool);
+    cairn_pool *pool = cairn__pool_alloc();
     if (!pool) return NULL;
     pool->fd = fd;
     snprintf(pool->path, sizeof pool->path, "%s", path);
@@ -482,7 +492,7 @@ static int pool_close(cairn_pool *pool, bool write_back)
                    pool->path);
         return -1;
     }
-    if (atomic_load(&pool->lanes_busy)) {
+    if (cairn__lanes_busy(pool)) {
         cairn__err(EBUSY, "%s: transactions are still open on this pool; commit or abort "
                    "them before closing", pool->path);
         return -1;

@@ -315,37 +315,53 @@ static void add_range(uintptr_t lo, uintptr_t hi)
  * holds one set easily out of space. */
 static CAIRN_TLS unsigned last_lane_plus1;
 
+static bool lane_try(cairn_pool *pool, unsigned l)
+{
+    uint32_t free_ = 0;
+    return !atomic_load_explicit(&pool->lanes[l].busy, memory_order_relaxed) &&
+           atomic_compare_exchange_strong(&pool->lanes[l].busy, &free_, 1);
+}
+
 static unsigned lane_acquire(cairn_pool *pool)
 {
     static _Atomic unsigned next_hint;
     unsigned start = last_lane_plus1 ? last_lane_plus1 - 1
                                      : atomic_fetch_add(&next_hint, 1) % CAIRN_NLANES;
+    for (unsigned k = 0; k < CAIRN_NLANES; k++)
+        if (lane_try(pool, (start + k) % CAIRN_NLANES)) return (start + k) % CAIRN_NLANES;
+    /* all 64 busy: wait. A releaser clears its flag, then looks for waiters;
+     * a waiter counts itself, then looks for a clear flag (both seq_cst),
+     * so one of them sees the other and no wake-up is lost. */
+    pthread_mutex_lock(&pool->lane_lock);
+    atomic_fetch_add(&pool->lane_waiters, 1);
     for (;;) {
-        uint64_t busy = atomic_load(&pool->lanes_busy);
         for (unsigned k = 0; k < CAIRN_NLANES; k++) {
             unsigned l = (start + k) % CAIRN_NLANES;
-            uint64_t m = (uint64_t)1 << l;
-            if (busy & m) continue;
-            if (atomic_compare_exchange_weak(&pool->lanes_busy, &busy, busy | m)) return l;
-            break;
+            if (lane_try(pool, l)) {
+                atomic_fetch_sub(&pool->lane_waiters, 1);
+                pthread_mutex_unlock(&pool->lane_lock);
+                return l;
+            }
         }
-        if (busy == ~(uint64_t)0) {        /* all 64 lanes busy: wait for one */
-            pthread_mutex_lock(&pool->lane_lock);
-            if (atomic_load(&pool->lanes_busy) == ~(uint64_t)0)
-                pthread_cond_wait(&pool->lane_cond, &pool->lane_lock);
-            pthread_mutex_unlock(&pool->lane_lock);
-        }
+        pthread_cond_wait(&pool->lane_cond, &pool->lane_lock);
     }
 }
 
 static void lane_release(cairn_pool *pool, unsigned lane)
 {
-    uint64_t before = atomic_fetch_and(&pool->lanes_busy, ~((uint64_t)1 << lane));
-    if (before == ~(uint64_t)0) {
+    atomic_store(&pool->lanes[lane].busy, 0);
+    if (atomic_load(&pool->lane_waiters)) {
         pthread_mutex_lock(&pool->lane_lock);
         pthread_cond_broadcast(&pool->lane_cond);
         pthread_mutex_unlock(&pool->lane_lock);
     }
+}
+
+bool cairn__lanes_busy(cairn_pool *pool)
+{
+    for (unsigned l = 0; l < CAIRN_NLANES; l++)
+        if (atomic_load(&pool->lanes[l].busy)) return true;
+    return false;
 }
 
 void cairn__lane_release_exts(cairn_pool *pool)
@@ -411,7 +427,7 @@ int cairn_tx_begin(cairn_pool *pool)
     last_lane_plus1 = T.lane + 1;
     char *area = lane_area(pool, T.lane);
     T.lh = (struct lane_hdr *)area;
-    uint64_t g1 = pool->lane_gen1[T.lane];   /* no read of PM on the hot path */
+    uint64_t g1 = pool->lanes[T.lane].gen1;   /* no read of PM on the hot path */
     T.gen = g1 ? g1 - 1 : atomic_load_explicit(&T.lh->gen, memory_order_relaxed);
     memset(T.tail, 0, 64);
     memcpy(T.tail, &T.gen, 8);               /* the log starts after the generation */
@@ -448,7 +464,7 @@ static void retire_log(void)
     memcpy(T.line0, &g, 8);
     cairn__pm_write_lines(T.pool, T.lh, T.line0, 1);
     cairn__dfence_pool(T.pool);
-    T.pool->lane_gen1[T.lane] = g + 1;
+    T.pool->lanes[T.lane].gen1 = g + 1;
 }
 
 static void tx_end(void)
