@@ -6,10 +6,11 @@
  * (1) A transaction's undo record for a range is durable before any store
  *     to that range can reach PM: add_range() writes the record (whole
  *     lines, non-temporal: emit_rec) and issues an ofence before it
- *     returns, and the caller stores only after it returns. A record carries a checksum over the lane
- *     generation, its header and its data, so a torn record, or one left by
- *     an earlier transaction of the lane, never validates; recovery reads a
- *     lane's records in order and stops at the first invalid one. Records
+ *     returns, and the caller stores only after it returns. A record
+ *     carries a checksum over the lane generation, its header and its
+ *     data, so a torn record, or one left by an earlier transaction of the
+ *     lane, never validates; recovery reads a lane's records in order and
+ *     stops at the first invalid one. Records
  *     are written in order and each add is fenced, so every valid record
  *     precedes the first invalid one.
  * (2) At commit every range written in the transaction (each logged range,
@@ -17,8 +18,8 @@
  *     ofence orders it before the commit mark: the lane generation is
  *     bumped (its line rewritten whole, non-temporal) and dfenced. Bumping
  *     the generation retires all the lane's records at once (the 8-byte
- *     field is written atomically), so after the mark
- *     recovery never undoes the transaction.
+ *     field is written atomically), so after the mark recovery never
+ *     undoes the transaction.
  *
  * Costs (fences per operation; see docs/runtime.md for the measured table):
  *   begin: 0.  tx_add of a new range: 1 ofence.  tx_add already covered: 0.
