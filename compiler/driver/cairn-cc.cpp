@@ -31,7 +31,8 @@ const char *const kOptimizations[] = {
     "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
     "inline-ra2va", "hoist-loop-logs", "elim-dominated-logs",
     "inline-va2ra", "hoist-conversions", "local-ra-cache",
-    "readonly-calls-keep-cache", "thread-null-tests",
+    "readonly-calls-keep-cache", "thread-null-tests", "fold-translation",
+    "split-translated-phis",
 };
 
 bool exists(const std::string &p) {

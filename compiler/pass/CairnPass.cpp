@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
@@ -104,6 +105,17 @@ static cl::opt<bool> ClThreadNullTests(
     "cairn-thread-null-tests", cl::init(true),
     cl::desc("A converted relative pointer is never NULL: its path skips the "
              "NULL test that follows the load (loop exits, if (p))"));
+static cl::opt<bool> ClFoldTranslation(
+    "cairn-fold-translation", cl::init(true),
+    cl::desc("A converted pointer is the loaded value plus an offset that is 0 "
+             "for a virtual address (va = v + d): the add folds into the "
+             "addressing of the loads through it, off the pointer chain, and "
+             "NULL tests test the loaded value"));
+static cl::opt<bool> ClSplitPhis(
+    "cairn-split-translated-phis", cl::init(true),
+    cl::desc("With -cairn-fold-translation: a pointer carried around a loop "
+             "is kept as (loaded value, offset), so each hop's add still "
+             "folds into addressing"));
 static cl::opt<bool> ClInlineVa2Ra(
     "cairn-inline-va2ra", cl::init(true),
     cl::desc("Convert a pointer stored into the pool it points into inline "
@@ -137,6 +149,9 @@ ALWAYS_ENABLED_STATISTIC(NumChecksSkippedPM, "region tests skipped: target prove
 ALWAYS_ENABLED_STATISTIC(NumLogsMerged, "log calls removed by merging within a block");
 ALWAYS_ENABLED_STATISTIC(NumLogsDominated, "log calls removed: range logged by a dominating store");
 ALWAYS_ENABLED_STATISTIC(NumLoopLogsHoisted, "loop stores logged once before the loop");
+ALWAYS_ENABLED_STATISTIC(NumTranslationsFolded, "pointer loads translated as v + d (add folds into addressing)");
+ALWAYS_ENABLED_STATISTIC(NumPhisSplit, "pointer phis of translated values kept as (value, offset)");
+ALWAYS_ENABLED_STATISTIC(NumIndexReassociated, "variable offsets added to a translation's offset, not its address");
 ALWAYS_ENABLED_STATISTIC(NumPtrStores, "pointer stores converted to relative form");
 ALWAYS_ENABLED_STATISTIC(NumNullStores, "NULL pointer stores needing no conversion");
 ALWAYS_ENABLED_STATISTIC(NumPtrLoads, "pointer loads converted back");
@@ -160,7 +175,8 @@ static TrackingStatistic *const AllStats[] = {
     &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
-    &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded};
+    &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
+    &NumTranslationsFolded, &NumPhisSplit, &NumIndexReassociated};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -251,6 +267,11 @@ private:
   void instrumentPointerRead(Instruction *I);
   void threadNullTest(PHINode *Phi, Value *VA);
   SmallVector<std::pair<PHINode *, Value *>, 16> ConvertedPhis;
+  // folded translations: va (a gep) -> (loaded value, offset)
+  DenseMap<Value *, std::pair<Value *, Value *>> FoldedVA;
+  void splitTranslatedPhis(Function &F);
+  static void keepNullTestsOnBase(Value *VA, Value *Base);
+  Value *emitRa2VaDelta(Instruction *Before, Value *Rel);
   Value *emitRa2Va(Instruction *Before, Value *Rel);
   Value *emitVa2Ra(Instruction *Before, StoreInst *SI, Value *Addr, Value *Val,
                    Value *File, Value *Line);
@@ -1160,6 +1181,142 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   return Phi;
 }
 
+// The same translation as emitRa2Va, as the offset d with va = rel + d (mod
+// 2^64): D on a hit, whatever the runtime returned minus rel on a miss.
+Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
+  IRBuilder<> B(Before);
+  count(B, RelativeLoads);
+  auto SlowDelta = [&](IRBuilder<> &MB, FunctionCallee F) {
+    Value *Slow = MB.CreateCall(F, {Rel});
+    return MB.CreateSub(MB.CreatePtrToInt(Slow, Int64Ty), Rel);
+  };
+  if (!ClInlineRa2Va)
+    return SlowDelta(B, Ra2VaSlow);
+  ++NumRa2VaInline;
+  Value *Key, *D;
+  if (LocalKey) {
+    Key = B.CreateLoad(Int64Ty, LocalKey);
+    D = nullptr;
+  } else {
+    LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+    Cache->setAtomic(AtomicOrdering::Monotonic);
+    Cache->setAlignment(Align(8));
+    Key = B.CreateLShr(Cache, 32);
+    Value *Lo = B.CreateLoad(Int64Ty, RegionLo);
+    D = B.CreateAdd(Lo, B.CreateShl(B.CreateSub(B.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  }
+  Value *Hit = B.CreateICmpEQ(Key, B.CreateLShr(Rel, 40));
+  Instruction *HitT, *MissT;
+  SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+  IRBuilder<> HB(HitT);
+  Value *Fast = D ? D : HB.CreateLoad(Int64Ty, LocalD);
+  IRBuilder<> MB(MissT);
+  Value *SlowD = SlowDelta(MB, Ra2VaMiss);
+  if (LocalKey)
+    refreshLocalCache(MB);                   // the miss refilled the global cache
+  IRBuilder<> JB(Before);
+  PHINode *Phi = JB.CreatePHI(Int64Ty, 2, "cairn.d");
+  Phi->addIncoming(Fast, HitT->getParent());
+  Phi->addIncoming(SlowD, MissT->getParent());
+  return Phi;
+}
+
+// `va == NULL` tests the base instead: va is NULL exactly when the loaded
+// value is (a relative value is never 0, nor is what it translates to), and
+// the base is ready before the add.
+void CairnInstrumenter::keepNullTestsOnBase(Value *VA, Value *Base) {
+  SmallVector<ICmpInst *, 4> Tests;
+  for (User *U : VA->users())
+    if (auto *C = dyn_cast<ICmpInst>(U))
+      if (C->isEquality() && (isa<ConstantPointerNull>(C->getOperand(0)) ||
+                              isa<ConstantPointerNull>(C->getOperand(1))))
+        Tests.push_back(C);
+  for (ICmpInst *C : Tests)
+    C->replaceUsesOfWith(VA, Base);
+}
+
+// A pointer carried around a loop (`p = p->next`) is a phi of translated
+// values; left alone, each hop materializes base + d for the phi. Split such
+// a phi into a phi of bases and a phi of offsets (0 for a value that was not
+// translated) and re-add them after it, so the loads at the top of the loop
+// take [base + d + off] again. Repeated to a fixed point (phis of phis).
+void CairnInstrumenter::splitTranslatedPhis(Function &F) {
+  // the phis to split: those with a translated value or a phi to split
+  // among their incoming values (found first, then split all at once, so
+  // that cycles of phis become cycles of base and offset phis)
+  SetVector<PHINode *> S;
+  for (bool Grew = true; Grew;) {
+    Grew = false;
+    for (BasicBlock &BB : F)
+      for (PHINode &P : BB.phis())
+        if (P.getType()->isPointerTy() && !S.count(&P))
+          for (Value *V : P.incoming_values()) {
+            auto *VP = dyn_cast<PHINode>(V);
+            auto It = FoldedVA.find(V);
+            if ((It != FoldedVA.end() && It->second.first->getType() == P.getType()) ||
+                (VP && S.count(VP))) {
+              S.insert(&P);
+              Grew = true;
+              break;
+            }
+          }
+  }
+  DenseMap<PHINode *, std::pair<PHINode *, PHINode *>> Split;
+  for (PHINode *P : S) {
+    IRBuilder<> B(P);
+    unsigned N = P->getNumIncomingValues();
+    Split[P] = {B.CreatePHI(P->getType(), N, P->getName() + ".base"),
+                B.CreatePHI(Int64Ty, N, P->getName() + ".d")};
+  }
+  for (PHINode *P : S) {
+    auto [PB, PD] = Split[P];
+    for (unsigned K = 0; K < P->getNumIncomingValues(); ++K) {
+      Value *V = P->getIncomingValue(K), *Base = V, *D = ConstantInt::get(Int64Ty, 0);
+      if (auto *VP = dyn_cast<PHINode>(V); VP && S.count(VP)) {
+        Base = Split[VP].first;
+        D = Split[VP].second;
+      } else if (auto It = FoldedVA.find(V);
+                 It != FoldedVA.end() && It->second.first->getType() == P->getType()) {
+        Base = It->second.first;
+        D = It->second.second;
+      }
+      PB->addIncoming(Base, P->getIncomingBlock(K));
+      PD->addIncoming(D, P->getIncomingBlock(K));
+    }
+  }
+  for (PHINode *P : S) {
+    auto [PB, PD] = Split[P];
+    IRBuilder<> GB(P->getParent(), P->getParent()->getFirstInsertionPt());
+    Value *G = GB.CreateGEP(GB.getInt8Ty(), PB, PD, P->getName() + ".va");
+    P->replaceAllUsesWith(G);
+    keepNullTestsOnBase(G, PB);
+    FoldedVA[G] = {PB, PD};
+    ++NumPhisSplit;
+  }
+  for (PHINode *P : S)
+    P->eraseFromParent();
+  // `va + x` with x a variable byte offset (a field chosen by a select:
+  // left or right child) becomes `base + (d + x)`: d + x is ready before
+  // the base is loaded, so the add leaves the chain (x86 has one index)
+  for (auto &[VA, BD] : FoldedVA) {
+    SmallVector<GetElementPtrInst *, 4> Geps;
+    for (User *U : VA->users())
+      if (auto *GEP = dyn_cast<GetElementPtrInst>(U))
+        if (GEP->getPointerOperand() == VA && GEP->getNumIndices() == 1 &&
+            GEP->getSourceElementType()->isIntegerTy(8) &&
+            !isa<Constant>(GEP->getOperand(1)) &&
+            GEP->getOperand(1)->getType() == Int64Ty)
+          Geps.push_back(GEP);
+    for (GetElementPtrInst *GEP : Geps) {
+      IRBuilder<> B(GEP);
+      Value *Off = B.CreateAdd(BD.second, GEP->getOperand(1));
+      GEP->replaceAllUsesWith(B.CreateGEP(B.getInt8Ty(), BD.first, Off));
+      GEP->eraseFromParent();
+      ++NumIndexReassociated;
+    }
+  }
+}
+
 // load ptr / inttoptr: a value with bit 63 set is relative; turn it back.
 void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   if (ClSkipNullCompareLoads && onlyComparedWithNull(I)) {
@@ -1180,6 +1337,27 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   BasicBlock *Head = I->getParent();
   Instruction *T = SplitBlockAndInsertIfThen(
       IsRel, cast<Instruction>(IsRel)->getNextNode(), false, Unlikely);
+  if (ClFoldTranslation && !I->getFunction()->hasOptNone()) {
+    // va = v + d, d = 0 for a virtual address: no phi of two pointers
+    // between the load and its uses, so `load [v + d + off]` folds the add
+    // (free on this machine's address generation; an add on the chain
+    // costs a cycle per hop), and `va == NULL` is `v == NULL` (a relative
+    // value is never 0, nor what it translates to)
+    Value *Dl = emitRa2VaDelta(T, Bits);
+    BasicBlock *Tail = T->getSuccessor(0);
+    IRBuilder<> PB(&Tail->front());
+    PHINode *DP = PB.CreatePHI(Int64Ty, 2, "cairn.d");
+    DP->addIncoming(ConstantInt::get(Int64Ty, 0), Head);
+    DP->addIncoming(Dl, T->getParent());
+    Value *VA = PB.CreateGEP(PB.getInt8Ty(), I, DP, "cairn.va");
+    ++NumTranslationsFolded;
+    I->replaceUsesWithIf(VA, [&](Use &U) {
+      return U.getUser() != VA && U.getUser() != Bits;
+    });
+    keepNullTestsOnBase(VA, I);
+    FoldedVA[VA] = {I, DP};
+    return;
+  }
   Value *VA = emitRa2Va(T, Bits);
   if (VA->getType() != I->getType())
     VA = IRBuilder<>(T).CreateAddrSpaceCast(VA, I->getType());
@@ -1453,6 +1631,9 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   for (auto [Phi, VA] : ConvertedPhis)
     threadNullTest(Phi, VA);
   ConvertedPhis.clear();
+  if (ClSplitPhis)
+    splitTranslatedPhis(F);
+  FoldedVA.clear();
   finishLocalCache(F);
   return !Writes.empty() || !PointerReads.empty();
 }

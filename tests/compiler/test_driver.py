@@ -70,22 +70,26 @@ def test_no_cairn_builds_uninstrumented(cairn_cc, tmp_path):
     assert "cairn__log_store" not in ir
 
 
-@pytest.mark.parametrize("opt,counter,prog", [
-    ("merge-logs", "log calls removed by merging", "legacy_stress"),
-    ("skip-volatile", "stores skipped: target proven volatile", "legacy_stress"),
-    ("skip-null-convert", "NULL pointer stores needing no conversion", "legacy_stress"),
-    ("inline-ra2va", "relative->virtual translations inlined", "legacy_stress"),
-    ("hoist-loop-logs", "loop stores logged once before the loop", "loops"),
-    ("elim-dominated-logs", "range logged by a dominating store", "legacy_stress"),
+@pytest.mark.parametrize("opt,counter,prog,extra", [
+    ("merge-logs", "log calls removed by merging", "legacy_stress", ()),
+    ("skip-volatile", "stores skipped: target proven volatile", "legacy_stress", ()),
+    ("skip-null-convert", "NULL pointer stores needing no conversion", "legacy_stress", ()),
+    ("inline-ra2va", "relative->virtual translations inlined", "legacy_stress", ()),
+    ("hoist-loop-logs", "loop stores logged once before the loop", "loops", ()),
+    ("elim-dominated-logs", "range logged by a dominating store", "legacy_stress", ()),
     ("readonly-calls-keep-cache", "calls that only read memory: register cache kept",
-     "legacy_stress"),
+     "legacy_stress", ()),
+    # threading applies to the unfolded form only (folded: NULL tests test the base)
     ("thread-null-tests", "NULL tests skipped after converting a relative load",
-     "legacy_stress"),
+     "legacy_stress", ("-fno-cairn-fold-translation",)),
+    ("fold-translation", "pointer loads translated as v + d", "legacy_stress", ()),
+    ("split-translated-phis", "pointer phis of translated values kept", "legacy_stress", ()),
 ])
-def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog):
+def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog, extra):
     src = HERE / "programs" / f"{prog}.c"
     def stat(*flags):
-        err = cc(cairn_cc, "-O2", "-c", src, "-o", "/dev/null", "--cairn-stats", *flags).stderr
+        err = cc(cairn_cc, "-O2", "-c", src, "-o", "/dev/null", "--cairn-stats", *extra,
+                 *flags).stderr
         line = next(ln for ln in err.splitlines() if counter in ln)
         return int(line.split()[0])
     assert stat() > 0

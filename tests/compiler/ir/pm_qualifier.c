@@ -18,7 +18,7 @@ void set(struct node cairn_pm *n, long v) { n->v = v; }
 void link(struct node cairn_pm *n, struct node cairn_pm *m) { n->next = m; }
 
 // O2-LABEL: define {{.*}}@next(
-// O2: load ptr addrspace(7)
+// O2: [[P:%.*]] = load ptr addrspace(7)
 // O2: call ptr @cairn_cc__ra2va_miss(
-// O2: addrspacecast ptr {{.*}} to ptr addrspace(7)
+// O2: getelementptr i8, ptr addrspace(7) [[P]], i64
 struct node cairn_pm *next(struct node cairn_pm *n) { return n->next; }

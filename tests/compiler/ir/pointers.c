@@ -9,8 +9,10 @@
 // RUN: -O2 | HOIST
 // RUN: -O2 -fno-cairn-hoist-conversions | NOHOIST
 // RUN: -O2 -fno-cairn-readonly-calls-keep-cache | NORO
-// RUN: -O2 | THREAD
-// RUN: -O2 -fno-cairn-thread-null-tests | NOTHREAD
+// RUN: -O2 -fno-cairn-fold-translation | THREAD
+// RUN: -O2 -fno-cairn-fold-translation -fno-cairn-thread-null-tests | NOTHREAD
+// RUN: -O2 | FOLD
+// RUN: -O2 -fno-cairn-split-translated-phis | NOSPLIT
 #include <stdint.h>
 #include <string.h>
 
@@ -45,7 +47,8 @@ void link(struct node *n, struct node *m) { n->next = m; }
 void unlink(struct node *n) { n->next = 0; }
 
 // The function keeps the translation cache in registers: loaded at entry
-// as a key and an offset D, then one compare and one add per relative load.
+// as a key and an offset D, then one compare per relative load, and the
+// pointer is the loaded value plus D (plus 0 for a virtual address).
 // O2-LABEL: define {{.*}}@next(
 // O2: [[C:%.*]] = load atomic i64, ptr @cairn_cc__ra_cache monotonic
 // O2: load i64, ptr @cairn__region_lo
@@ -56,9 +59,10 @@ void unlink(struct node *n) { n->next = 0; }
 // O2: icmp slt i64 [[BITS]], 0
 // O2: [[HI:%.*]] = lshr i64 [[BITS]], 40
 // O2: icmp eq i64 [[KEY]], [[HI]]
-// O2: add i64 [[BITS]], [[D]]
 // O2: call ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
-// O2: phi ptr
+// O2: [[DL:%.*]] = phi i64 [ [[D]], %{{[0-9]+}} ]
+// O2: [[DV:%.*]] = phi i64 [ 0, %{{[0-9]+}} ], [ [[DL]], %{{[0-9]+}} ]
+// O2: getelementptr i8, ptr [[P]], i64 [[DV]]
 // NOLOCAL-LABEL: define {{.*}}@next(
 // NOLOCAL: [[P:%.*]] = load ptr, ptr %0
 // NOLOCAL: [[BITS:%.*]] = ptrtoint ptr [[P]] to i64
@@ -154,6 +158,25 @@ long around_strlen(struct named *a, const char *s)
 // NOTHREAD: [[TAIL]]:
 // NOTHREAD: phi ptr [ {{%.*}}, %{{[0-9]+}} ], [ [[VA]], %{{[0-9]+}} ]
 // NOTHREAD-NEXT: icmp eq ptr
+// folded: the loop carries (loaded value, offset); the address is their sum
+// (one gep), the NULL test tests the loaded value, a hit's offset is the
+// register copy D, a DRAM pointer's is 0
+// FOLD-LABEL: define {{.*}}@walk(
+// FOLD: [[LOOP:[0-9]+]]:
+// FOLD: [[BASE:%.*]] = phi ptr
+// FOLD: [[D:%.*]] = phi i64
+// FOLD-NEXT: [[VA:%.*]] = getelementptr i8, ptr [[BASE]], i64 [[D]]
+// FOLD: [[NEXT:%.*]] = load ptr, ptr [[VA]]
+// FOLD: icmp slt i64
+// FOLD: phi i64 [ 0, %[[LOOP]] ], [ {{%.*}}, %{{[0-9]+}} ]
+// FOLD: icmp eq ptr [[NEXT]], null
+// FOLD-NOT: inttoptr
+// FOLD: ret i64
+// without the split the loop carries the sum itself
+// NOSPLIT-LABEL: define {{.*}}@walk(
+// NOSPLIT: phi ptr [ [[VA:%[0-9]+]], %{{[0-9]+}} ]
+// NOSPLIT: [[NEXT:%.*]] = load ptr, ptr
+// NOSPLIT: [[VA]] = getelementptr i8, ptr [[NEXT]], i64
 long walk(struct node *n)
 {
     long s = 0;
