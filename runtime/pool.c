@@ -214,7 +214,15 @@ static int pick_slot(void)
 {
     if (region_slots == 0) return -1;
     unsigned r = 0;
-    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = (unsigned)time(NULL);
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) {
+        /* no entropy yet (early boot, some sandboxes): time alone would give
+         * every process started in one second the same slot */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+                     ((uint64_t)getpid() << 17) ^ (uint64_t)(uintptr_t)&ts;
+        r = (unsigned)(cairn__hash(&x, sizeof x, 0x736c6f74) >> 7);
+    }
     for (int k = 0; k < region_slots; k++) {
         int s = (int)((r + (unsigned)k) % (unsigned)region_slots);
         if (!slot_pool[s]) return s;
