@@ -15,6 +15,7 @@
  * and prints each one's time relative to calloc.
  *
  *   cc -O2 compiler/bench/stride_walk.c -o /tmp/stride_walk && taskset -c 1 /tmp/stride_walk
+ *   (the build also makes it: taskset -c 1 build/bench/cairn-stride-walk)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
