@@ -83,6 +83,7 @@ def test_no_cairn_builds_uninstrumented(cairn_cc, tmp_path):
     ("thread-null-tests", "NULL tests skipped after converting a relative load",
      "legacy_stress", ("-fno-cairn-fold-translation",)),
     ("fold-translation", "pointer loads translated as v + d", "legacy_stress", ()),
+    ("plain-loop-chains", "loop-carried pointer loads left unfolded", "legacy_stress", ()),
     ("split-translated-phis", "pointer phis of translated values kept", "legacy_stress", ()),
 ])
 def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog, extra):

@@ -11,8 +11,9 @@
 // RUN: -O2 -fno-cairn-readonly-calls-keep-cache | NORO
 // RUN: -O2 -fno-cairn-fold-translation | THREAD
 // RUN: -O2 -fno-cairn-fold-translation -fno-cairn-thread-null-tests | NOTHREAD
-// RUN: -O2 | FOLD
-// RUN: -O2 -fno-cairn-split-translated-phis | NOSPLIT
+// RUN: -O2 -fno-cairn-plain-loop-chains | FOLD
+// RUN: -O2 -fno-cairn-plain-loop-chains -fno-cairn-split-translated-phis | NOSPLIT
+// RUN: -O2 | PLAIN
 #include <stdint.h>
 #include <string.h>
 
@@ -158,7 +159,28 @@ long around_strlen(struct named *a, const char *s)
 // NOTHREAD: [[TAIL]]:
 // NOTHREAD: phi ptr [ {{%.*}}, %{{[0-9]+}} ], [ [[VA]], %{{[0-9]+}} ]
 // NOTHREAD-NEXT: icmp eq ptr
-// folded: the loop carries (loaded value, offset); the address is their sum
+// default (plain loop chains): `n = n->next` is carried around the loop, so
+// it is not folded: the loop's loads go through the value as loaded, the
+// relative path alone adds the offset (inttoptr), and no phi is split
+// PLAIN-LABEL: define {{.*}}@walk(
+// PLAIN: [[LOOP:[0-9]+]]:
+// PLAIN: [[P:%.*]] = phi ptr
+// PLAIN-NOT: getelementptr i8, ptr [[P]], i64 %
+// PLAIN: [[NEXT:%.*]] = load ptr, ptr [[P]]
+// PLAIN: [[BITS:%.*]] = ptrtoint ptr [[NEXT]] to i64
+// PLAIN: icmp slt i64 [[BITS]], 0
+// PLAIN: [[SUM:%.*]] = add i64 [[BITS]],
+// PLAIN-NEXT: inttoptr i64 [[SUM]] to ptr
+// PLAIN: ret i64
+// a load that is not carried around a loop is still folded: the field load
+// goes through (loaded value + d), d = 0 on the virtual path
+// PLAIN-LABEL: define {{.*}}@second(
+// PLAIN: [[V:%.*]] = load ptr, ptr %0
+// PLAIN: [[D:%.*]] = phi i64 [ 0, %{{[0-9]+}} ], [ {{%.*}}, %{{[0-9]+}} ]
+// PLAIN-NEXT: [[VA:%.*]] = getelementptr i8, ptr [[V]], i64 [[D]]
+// PLAIN-NOT: inttoptr
+// PLAIN: ret i64
+// with -fno-cairn-plain-loop-chains the loop carries (loaded value, offset); the address is their sum
 // (one gep), the NULL test tests the loaded value, a hit's offset is the
 // register copy D, a DRAM pointer's is 0
 // FOLD-LABEL: define {{.*}}@walk(
@@ -183,3 +205,5 @@ long walk(struct node *n)
     for (; n; n = n->next) s += n->val;
     return s;
 }
+
+long second(struct node *n) { return n->next->val; }
