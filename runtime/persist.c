@@ -31,7 +31,8 @@ CAIRN_TLS struct cairn_stats cairn__tstats;
 
 enum flush_kind { FLUSH_CLWB, FLUSH_CLFLUSHOPT, FLUSH_CLFLUSH };
 static enum flush_kind flush_kind = FLUSH_CLFLUSH;
-static uint64_t write_ns;
+uint64_t cairn__write_ns;
+bool cairn__flush_clwb;          /* flush_kind == FLUSH_CLWB, for internal.h's fast path */
 
 /* Fault-injection seam (tests only, NULL otherwise): told of every line on
  * its way to the media (flushed, or written non-temporally, after the
@@ -52,7 +53,8 @@ void cairn__persist_init(void)
     if (e && !strcmp(e, "clflush")) flush_kind = FLUSH_CLFLUSH;
     if (e && !strcmp(e, "clflushopt")) flush_kind = FLUSH_CLFLUSHOPT;
     const char *w = getenv("CAIRN_PM_WRITE_NS");
-    if (w) write_ns = strtoull(w, NULL, 10);
+    if (w) cairn__write_ns = strtoull(w, NULL, 10);
+    cairn__flush_clwb = flush_kind == FLUSH_CLWB;
 }
 
 static void spin_ns(uint64_t ns)
@@ -81,16 +83,16 @@ static void flush_lines_old(uintptr_t p, uintptr_t end)
 /* msync mode: the dirty pages of this thread, merged while adjacent. */
 #define MAX_DIRTY 64
 static CAIRN_TLS struct { uintptr_t lo, hi; } dirty[MAX_DIRTY];
-static CAIRN_TLS int ndirty;
+CAIRN_TLS int cairn__ndirty;
 /* Set while this thread edits its dirty list. A signal handler that
  * flushes PM in the middle of it must not edit the list: its ranges go to
- * a small ring instead (the handler is the only writer of sig_tail, the
- * interrupted code the only writer of sig_head, and they never run at the
+ * a small ring instead (the handler is the only writer of cairn__sig_tail, the
+ * interrupted code the only writer of cairn__sig_head, and they never run at the
  * same time), which every fence of either drains. */
 static CAIRN_TLS volatile sig_atomic_t dirty_busy;
 #define SIG_DIRTY 16
 static CAIRN_TLS struct { uintptr_t lo, hi; } sig_dirty[SIG_DIRTY];
-static CAIRN_TLS volatile unsigned sig_head, sig_tail;
+CAIRN_TLS volatile unsigned cairn__sig_head, cairn__sig_tail;
 
 static void sync_range(uintptr_t lo, uintptr_t hi)
 {
@@ -102,18 +104,18 @@ static void sync_range(uintptr_t lo, uintptr_t hi)
 
 static void sync_sig_ring(void)
 {
-    while (sig_head != sig_tail) {
-        unsigned h = sig_head % SIG_DIRTY;
+    while (cairn__sig_head != cairn__sig_tail) {
+        unsigned h = cairn__sig_head % SIG_DIRTY;
         sync_range(sig_dirty[h].lo, sig_dirty[h].hi);
         atomic_signal_fence(memory_order_seq_cst);
-        sig_head++;
+        cairn__sig_head++;
     }
 }
 
 static void msync_dirty_busy(void)
 {
-    for (int i = 0; i < ndirty; i++) sync_range(dirty[i].lo, dirty[i].hi);
-    ndirty = 0;
+    for (int i = 0; i < cairn__ndirty; i++) sync_range(dirty[i].lo, dirty[i].hi);
+    cairn__ndirty = 0;
 }
 
 static void msync_dirty(void)
@@ -134,44 +136,44 @@ static void note_dirty(uintptr_t lo, uintptr_t hi)
     hi = (hi + pg - 1) & ~(uintptr_t)(pg - 1);
     if (dirty_busy) {           /* a signal handler interrupted this thread's list */
         /* the newest ring entry, if the interrupted code is not syncing it
-         * (it only ever syncs the one at sig_head): a handler that flushes
+         * (it only ever syncs the one at cairn__sig_head): a handler that flushes
          * the same pages again and again then never fills the ring, and
          * never pays an msync of its own (a frequent timer whose handler
          * msyncs each time could starve the thread it interrupts) */
-        if (sig_tail - sig_head >= 2) {
-            unsigned n = (sig_tail - 1) % SIG_DIRTY;
+        if (cairn__sig_tail - cairn__sig_head >= 2) {
+            unsigned n = (cairn__sig_tail - 1) % SIG_DIRTY;
             if (lo <= sig_dirty[n].hi && hi >= sig_dirty[n].lo) {
                 if (lo < sig_dirty[n].lo) sig_dirty[n].lo = lo;
                 if (hi > sig_dirty[n].hi) sig_dirty[n].hi = hi;
                 return;
             }
         }
-        if (sig_tail - sig_head == SIG_DIRTY) {
+        if (cairn__sig_tail - cairn__sig_head == SIG_DIRTY) {
             sync_range(lo, hi); /* ring full: sync now */
             return;
         }
-        unsigned t = sig_tail % SIG_DIRTY;
+        unsigned t = cairn__sig_tail % SIG_DIRTY;
         sig_dirty[t].lo = lo;
         sig_dirty[t].hi = hi;
         atomic_signal_fence(memory_order_seq_cst);
-        sig_tail++;
+        cairn__sig_tail++;
         return;
     }
     dirty_busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
     int i = 0;
-    for (; i < ndirty; i++) {
+    for (; i < cairn__ndirty; i++) {
         if (lo <= dirty[i].hi && hi >= dirty[i].lo) {
             if (lo < dirty[i].lo) dirty[i].lo = lo;
             if (hi > dirty[i].hi) dirty[i].hi = hi;
             break;
         }
     }
-    if (i == ndirty) {
-        if (ndirty == MAX_DIRTY) msync_dirty_busy();
-        dirty[ndirty].lo = lo;
-        dirty[ndirty].hi = hi;
-        ndirty++;
+    if (i == cairn__ndirty) {
+        if (cairn__ndirty == MAX_DIRTY) msync_dirty_busy();
+        dirty[cairn__ndirty].lo = lo;
+        dirty[cairn__ndirty].hi = hi;
+        cairn__ndirty++;
     }
     atomic_signal_fence(memory_order_seq_cst);
     dirty_busy = 0;
@@ -201,7 +203,7 @@ void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len)
     }
     SEAM(CAIRN_SEAM_LINES, (void *)p, end - p);
     flush_user(p, end);
-    if (write_ns) spin_ns(write_ns * lines);
+    if (cairn__write_ns) spin_ns(cairn__write_ns * lines);
 }
 
 /* Whole lines written once and read again only by an abort or a recovery
@@ -225,7 +227,7 @@ void cairn__pm_write_lines(cairn_pool *pool, void *dst, const void *src, size_t 
     for (size_t i = 0; i < len / 16; i++) _mm_stream_si128(d + i, _mm_load_si128(s + i));
     SEAM(CAIRN_SEAM_LINES, dst, len);
     cairn__tstats.flushes += nlines;
-    if (write_ns) spin_ns(write_ns * nlines);
+    if (cairn__write_ns) spin_ns(cairn__write_ns * nlines);
 }
 
 /* Zero [ptr, ptr+len) on its way to the media. With user-space flushes and
@@ -248,7 +250,7 @@ void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx)
         for (char *p = ptr, *end = p + len; p < end; p += 16) _mm_stream_si128((__m128i *)p, z);
         SEAM(CAIRN_SEAM_LINES, ptr, len);
         cairn__tstats.flushes += (len + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
-        if (write_ns) spin_ns(write_ns * (len / CAIRN_CACHELINE));
+        if (cairn__write_ns) spin_ns(cairn__write_ns * (len / CAIRN_CACHELINE));
         return;
     }
     memset(ptr, 0, len);
@@ -261,7 +263,7 @@ void cairn__ofence_pool(cairn_pool *pool)
 {
     cairn__tstats.ofences++;
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_OFENCE, pool, 0);
-    if (ndirty || sig_head != sig_tail) msync_dirty();
+    if (cairn__ndirty || cairn__sig_head != cairn__sig_tail) msync_dirty();
     (void)pool;
     SEAM(CAIRN_SEAM_FENCE, NULL, 0);
     sfence();
@@ -271,7 +273,7 @@ void cairn__dfence_pool(cairn_pool *pool)
 {
     cairn__tstats.dfences++;
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_DFENCE, pool, 0);
-    if (ndirty || sig_head != sig_tail) msync_dirty();
+    if (cairn__ndirty || cairn__sig_head != cairn__sig_tail) msync_dirty();
     (void)pool;
     SEAM(CAIRN_SEAM_FENCE, NULL, 0);
     sfence();

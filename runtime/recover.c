@@ -22,11 +22,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static uint64_t rec_checksum(uint64_t gen, const struct log_rec *r, const void *data, uint64_t dlen)
-{
-    uint64_t seed = gen * 0xd6e8feb86659fd93ULL ^ r->kind_off ^ (r->len << 1);
-    return cairn__hash(data, dlen, seed);
-}
 
 /* Walk the valid records of a lane in order. fn may be NULL. Returns the
  * number of UNDO records seen, or -1 with why filled for a lane that is
@@ -50,12 +45,12 @@ int cairn__lane_scan(cairn_pool *pool, unsigned lane,
             if (r->len == 0 || r->len > cap - used - sizeof *r || off >= pool->size ||
                 r->len > pool->size - off)
                 break;
-            if (r->checksum != rec_checksum(gen, r, r + 1, r->len)) break;
+            if (r->checksum != cairn__rec_checksum(gen, r->kind_off, r->len, r + 1, r->len)) break;
             if (fn && fn(ctx, r, (const char *)(r + 1))) return -1;
             n++;
             used += sizeof *r + ((r->len + 7) & ~(uint64_t)7);
         } else if (kind == REC_JUMP) {
-            if (r->checksum != rec_checksum(gen, r, NULL, 0)) break;
+            if (r->checksum != cairn__rec_checksum(gen, r->kind_off, r->len, NULL, 0)) break;
             uint64_t heap_end = h->heap_off + cairn__heap_chunks(h, pool->size) * CAIRN_CHUNK;
             if (off < h->heap_off || r->len < 2 * sizeof *r || off > heap_end ||
                 r->len > heap_end - off || ++jumps > 1000000) {
@@ -90,28 +85,41 @@ static int collect(void *ctx, const struct log_rec *r, const char *data)
     return 0;
 }
 
+/* The valid UNDO records of a lane, oldest first, in *v (grown with
+ * realloc; the caller frees it). Returns their number, or -1 (why filled,
+ * or empty when out of memory). */
+long cairn__lane_records(cairn_pool *pool, unsigned lane, const struct log_rec ***v, size_t *cap,
+                         char *why, size_t whylen)
+{
+    struct undo_list l = { *v, 0, *cap };
+    int n = cairn__lane_scan(pool, lane, collect, &l, why, whylen);
+    *v = l.v;
+    *cap = l.cap;
+    return n < 0 ? -1 : (long)l.n;
+}
+
 int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
 {
-    struct undo_list l = { 0 };
+    const struct log_rec **v = NULL;
+    size_t cap = 0;
     char why[256] = "";
     *records = 0;
     for (unsigned lane = 0; lane < pool->hdr->nlanes; lane++) {
-        l.n = 0;
-        int n = cairn__lane_scan(pool, lane, collect, &l, why, sizeof why);
+        long n = cairn__lane_records(pool, lane, &v, &cap, why, sizeof why);
         if (n < 0) {
-            free(l.v);
+            free(v);
             cairn__err(EINVAL, "%s: %s; the pool is corrupt, restore it from a backup",
                        pool->path, why[0] ? why : "undo log unreadable (out of memory?)");
             return -1;
         }
         if (n == 0) continue;
         const char *seam = getenv("CAIRN_TEST_CRASH_RECOVERY");
-        for (size_t i = l.n; i-- > 0;) {          /* newest first: oldest value wins */
-            const struct log_rec *r = l.v[i];
+        for (size_t i = (size_t)n; i-- > 0;) {     /* newest first: oldest value wins */
+            const struct log_rec *r = v[i];
             char *dst = pool->base + (r->kind_off >> 8);
             memmove(dst, r + 1, r->len);
             cairn__flush_range(pool, dst, r->len);
-            if (seam && !strcmp(seam, "mid") && i == l.n / 2) {
+            if (seam && !strcmp(seam, "mid") && i == (size_t)n / 2) {
                 /* test seam: die half-way through a roll-back */
                 cairn__dfence_pool(pool);
                 fprintf(stderr, "cairn: test crash in the middle of rolling back lane %u\n", lane);
@@ -132,6 +140,6 @@ int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
             abort();
         }
     }
-    free(l.v);
+    free(v);
     return 0;
 }

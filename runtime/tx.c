@@ -66,7 +66,8 @@ struct tx {
      * the first record), so both can be rewritten whole */
     _Alignas(64) unsigned char tail[64];
     _Alignas(64) unsigned char line0[64];
-    struct vec recs;            /* struct log_rec * in order, for abort */
+    bool line0_is_tail;         /* the tail is in the lane's first line: tail[] is its image */
+    size_t nrecs;               /* undo records written (abort reads them back from the log) */
     /* bytes logged (or fresh) in this tx, per cache line: a set of masks */
     uint64_t *lkey, *lmask;
     size_t lcap, lcount;
@@ -168,6 +169,7 @@ static inline uint64_t line_mask(uintptr_t line, uintptr_t lo, uintptr_t hi)
 
 static bool covered(uintptr_t lo, uintptr_t hi)
 {
+    if (!T.lcount && !T.big.n && !T.fresh.n) return false;   /* the first range */
     struct range *r = T.big.v;
     for (size_t i = 0; i < T.big.n; i++)
         if (r[i].lo <= lo && hi <= r[i].hi) return true;
@@ -197,11 +199,6 @@ static void mark_protected(uintptr_t lo, uintptr_t hi)
 }
 
 /* ---- the log ---- */
-static uint64_t rec_checksum(uint64_t gen, const struct log_rec *r, const void *data, uint64_t dlen)
-{
-    uint64_t seed = gen * 0xd6e8feb86659fd93ULL ^ r->kind_off ^ (r->len << 1);
-    return cairn__hash(data, dlen, seed);
-}
 
 static char *lane_area(cairn_pool *pool, unsigned lane)
 {
@@ -219,10 +216,64 @@ static char *lane_area(cairn_pool *pool, unsigned lane)
  * img fits on the stack. */
 #define REC_CHUNK 4096u
 
-static struct log_rec *emit_rec(uint64_t kind_off, uint64_t len, const void *data, uint64_t dlen)
+static void emit_rec_lines(char *p, uint64_t kind_off, uint64_t len, const void *data,
+                           uint64_t dlen);
+
+/* A record that ends in the tail's line (the common small one: an 8-byte
+ * field's record is 32 bytes) is assembled in T.tail itself and written
+ * from there: no image on the stack, no copies in and out. */
+static inline void emit_rec(uint64_t kind_off, uint64_t len, const void *data, uint64_t dlen)
+{
+    char *p = T.blk + T.blk_used;
+    unsigned head = (unsigned)((uintptr_t)p & 63);
+    uint64_t rec_bytes = sizeof(struct log_rec) + ((dlen + 7) & ~(uint64_t)7);
+    if (head + rec_bytes >= 64) {
+        emit_rec_lines(p, kind_off, len, data, dlen);
+        return;
+    }
+    char *line = (char *)((uintptr_t)p & ~(uintptr_t)63);
+    if (dlen <= 8 && p == (char *)T.lh + sizeof(struct lane_hdr) && cairn__plain_persist(T.pool)) {
+        /* The transaction's first record, of a scalar: the line is
+         * [gen][kind_off][len][checksum][data][0...], built in registers and
+         * streamed from them. Built in T.tail and loaded back, its 16-byte
+         * loads would wait for the 8-byte stores before them to leave the
+         * store buffer (no forwarding between the sizes), which sits behind
+         * the previous commit's fence. */
+        uint64_t v = 0;
+        memcpy(&v, data, dlen);
+        uint64_t sum = cairn__rec_checksum(T.gen, kind_off, len, &v, dlen);
+        __m128i x0 = _mm_set_epi64x((long long)kind_off, (long long)T.gen);
+        __m128i x1 = _mm_set_epi64x((long long)sum, (long long)len);
+        __m128i x2 = _mm_set_epi64x(0, (long long)v);
+        __m128i *d = (__m128i *)line, *t = (__m128i *)T.tail;
+        _mm_stream_si128(d, x0);
+        _mm_stream_si128(d + 1, x1);
+        _mm_stream_si128(d + 2, x2);
+        _mm_stream_si128(d + 3, _mm_setzero_si128());
+        cairn__tstats.flushes++;
+        _mm_store_si128(t, x0);                /* the tail line's image, for later */
+        _mm_store_si128(t + 1, x1);            /* records and the commit mark */
+        _mm_store_si128(t + 2, x2);
+        T.blk_used += rec_bytes;
+        return;
+    }
+    struct log_rec *r = (void *)(T.tail + head);
+    r->kind_off = kind_off;
+    r->len = len;
+    if (dlen == 8) memcpy(r + 1, data, 8);             /* one move */
+    else if (dlen) memcpy(r + 1, data, dlen);          /* padding after it is zero */
+    r->checksum = cairn__rec_checksum(T.gen, kind_off, len, r + 1, dlen);
+    cairn__pm_write_line_fast(T.pool, line, T.tail);
+    T.blk_used += rec_bytes;
+}
+
+/* A record reaching the end of the tail's line or beyond: assembled after
+ * the tail's bytes in an image on the stack, written whole lines, and the
+ * new tail line kept. */
+static void emit_rec_lines(char *p, uint64_t kind_off, uint64_t len, const void *data,
+                           uint64_t dlen)
 {
     _Alignas(64) unsigned char img[64 + sizeof(struct log_rec) + REC_CHUNK + 64];
-    char *p = T.blk + T.blk_used;
     uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
     unsigned head = (unsigned)((uintptr_t)p & 63);
     assert(dlen <= REC_CHUNK);
@@ -237,13 +288,13 @@ static struct log_rec *emit_rec(uint64_t kind_off, uint64_t len, const void *dat
     r->kind_off = kind_off;
     r->len = len;
     if (dlen) memcpy(r + 1, data, dlen);
-    r->checksum = rec_checksum(T.gen, r, r + 1, dlen);
+    r->checksum = cairn__rec_checksum(T.gen, kind_off, len, r + 1, dlen);
     cairn__pm_write_lines(T.pool, (void *)line, img, nbytes / 64);
     memcpy(T.tail, img + nbytes - 64, 64);
     if (used % 64 == 0) memset(T.tail, 0, 64);
     if ((char *)line == (char *)T.lh) memcpy(T.line0, img, 64);
+    T.line0_is_tail = false;            /* used >= 64: the tail moved past this line */
     T.blk_used += rec_bytes;
-    return (struct log_rec *)p;
 }
 
 /* Continue the log in the next extension block, linking it with a JUMP. */
@@ -266,6 +317,10 @@ static void next_block(void)
         else pool->lane_ext[T.lane] = e;
     }
     emit_rec((uint64_t)REC_JUMP | (e->off << 8), e->cap, NULL, 0);
+    if (T.line0_is_tail) {             /* (never: a lane's own area is 16 KiB) */
+        memcpy(T.line0, T.tail, 64);
+        T.line0_is_tail = false;
+    }
     memset(T.tail, 0, 64);             /* the new block starts on a line */
     T.ext_cur = e;
     T.blk = pool->base + e->off;
@@ -287,9 +342,8 @@ static void log_append(uintptr_t lo, uintptr_t hi)
         if (len > space) len = space;
         if (len > REC_CHUNK) len = REC_CHUNK;
         CAIRN_TRACE_EV(mem, TR_LOG_APPEND, 0, (void *)lo, len);
-        struct log_rec *r = emit_rec((uint64_t)REC_UNDO | (cairn__off(pool, (void *)lo) << 8),
-                                     len, (void *)lo, len);
-        if (vpush(&T.recs, &r, sizeof r)) tx_fatal("out of memory");
+        emit_rec((uint64_t)REC_UNDO | (cairn__off(pool, (void *)lo) << 8), len, (void *)lo, len);
+        T.nrecs++;
         cairn__tstats.log_entries++;
         cairn__tstats.log_bytes += len;
         lo += len;
@@ -304,7 +358,7 @@ static void add_range(uintptr_t lo, uintptr_t hi)
     }
     if (cairn__gc_on(T.pool)) cairn__gc_barrier(T.pool, lo, hi);   /* gc.c: old pointers */
     log_append(lo, hi);
-    cairn__ofence_pool(T.pool);        /* invariant (1): record before the store */
+    cairn__fence_fast(T.pool, false);  /* invariant (1): record before the store */
     mark_protected(lo, hi);
     T.flush_needed = true;
 }
@@ -393,7 +447,7 @@ static void tx_reset(void)
         }
     }
     T.lcount = 0;
-    T.recs.n = T.big.n = T.clob.n = T.allocs.n = T.frees.n = T.fresh.n = 0;
+    T.nrecs = T.big.n = T.clob.n = T.allocs.n = T.frees.n = T.fresh.n = 0;
     T.flush_needed = false;
     T.depth = 0;
     T.pool = NULL;
@@ -433,6 +487,7 @@ int cairn_tx_begin(cairn_pool *pool)
     T.gen = g1 ? g1 - 1 : atomic_load_explicit(&T.lh->gen, memory_order_relaxed);
     memset(T.tail, 0, 64);
     memcpy(T.tail, &T.gen, 8);               /* the log starts after the generation */
+    T.line0_is_tail = true;
     T.blk = area + sizeof(struct lane_hdr);
     T.blk_cap = pool->hdr->lane_size - sizeof(struct lane_hdr);
     T.blk_used = 0;
@@ -448,7 +503,7 @@ static void flush_written(void)
 {
     cairn_pool *pool = T.pool;
     for (size_t u = 0; u < T.lcount; u++)
-        cairn__flush_range(pool, (void *)(T.lkey[T.lused[u]] << 6), 64);
+        cairn__flush_line_fast(pool, (void *)(T.lkey[T.lused[u]] << 6));
     struct range *r = T.big.v;
     for (size_t i = 0; i < T.big.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
     r = T.clob.v;
@@ -463,9 +518,24 @@ static void retire_log(void)
      * lane's first line is rewritten whole (non-temporally) with the bytes it
      * holds and the new generation; records exist, so line0 was written. */
     uint64_t g = T.gen + 1;
-    memcpy(T.line0, &g, 8);
-    cairn__pm_write_lines(T.pool, T.lh, T.line0, 1);
-    cairn__dfence_pool(T.pool);
+    unsigned char *l0 = T.line0_is_tail ? T.tail : T.line0;
+    if (cairn__plain_persist(T.pool)) {
+        /* the new generation goes into the line in a register: no 8-byte
+         * store for the 16-byte loads to wait for (see emit_rec) */
+        const __m128i *s = (const __m128i *)l0;
+        __m128i *d = (__m128i *)T.lh;
+        __m128i x0 = _mm_castpd_si128(_mm_move_sd(_mm_castsi128_pd(_mm_load_si128(s)),
+                                                  _mm_castsi128_pd(_mm_cvtsi64_si128((long long)g))));
+        _mm_stream_si128(d, x0);
+        _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
+        _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
+        _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
+        cairn__tstats.flushes++;
+    } else {
+        memcpy(l0, &g, 8);
+        cairn__pm_write_lines(T.pool, T.lh, l0, 1);
+    }
+    cairn__fence_fast(T.pool, true);
     T.pool->lanes[T.lane].gen1 = g + 1;
 }
 
@@ -493,8 +563,8 @@ int cairn_tx_commit(void)
     }
     if (T.flush_needed || T.clob.n) {
         flush_written();
-        if (T.recs.n) {
-            cairn__ofence_pool(T.pool);     /* invariant (2): data before the mark */
+        if (T.nrecs) {
+            cairn__fence_fast(T.pool, false);   /* invariant (2): data before the mark */
             retire_log();
         } else {
             cairn__dfence_pool(T.pool);
@@ -516,14 +586,26 @@ void cairn_tx_abort(void)
         return;
     }
     cairn_pool *pool = T.pool;
-    struct log_rec **recs = T.recs.v;
-    for (size_t i = T.recs.n; i-- > 0;) {
-        struct log_rec *r = recs[i];
-        void *dst = pool->base + (r->kind_off >> 8);
-        memcpy(dst, r + 1, r->len);
-        cairn__flush_range(pool, dst, r->len);
+    if (T.nrecs) {
+        /* the records are read back from the log, as recovery reads them
+         * (the hot path keeps no list of them); newest first */
+        static CAIRN_TLS const struct log_rec **v;
+        static CAIRN_TLS size_t cap;
+        char why[256] = "";
+        long n = cairn__lane_records(pool, T.lane, &v, &cap, why, sizeof why);
+        if (n != (long)T.nrecs)
+            cairn__violation("cairn_tx_abort on %s: the undo log of lane %u reads back %ld "
+                             "records, %zu were written (%s); stopping, the pool rolls the "
+                             "transaction back at the next open", pool->path, T.lane, n,
+                             T.nrecs, why[0] ? why : "out of memory, or the log was overwritten");
+        for (size_t i = T.nrecs; i-- > 0;) {
+            const struct log_rec *r = v[i];
+            void *dst = pool->base + (r->kind_off >> 8);
+            memcpy(dst, r + 1, r->len);
+            cairn__flush_range(pool, dst, r->len);
+        }
     }
-    if (T.recs.n) {
+    if (T.nrecs) {
         cairn__ofence_pool(pool);           /* restored data before retiring the log */
         retire_log();
     }

@@ -13,7 +13,6 @@
  * then the same with whole lines written by non-temporal stores ("flush":"nt").
  */
 #define _GNU_SOURCE
-#include <cpuid.h>
 #include <emmintrin.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -24,25 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-enum flush_kind { CLFLUSH, CLFLUSHOPT, CLWB };
-static enum flush_kind kind = CLFLUSH;
-
-__attribute__((target("clwb,clflushopt")))
-static inline void flush_line(volatile void *p)
-{
-    switch (kind) {
-    case CLWB: __builtin_ia32_clwb((void *)p); break;
-    case CLFLUSHOPT: __builtin_ia32_clflushopt((void *)p); break;
-    default: __builtin_ia32_clflush((void *)p); break;
-    }
-}
+#include "flush_util.h"
 
 static double measure(volatile uint64_t *lines, int rounds, long iters)
 {
@@ -88,10 +69,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: cairn-flush-floor --pool FILE [--max-rounds K]\n");
         return 2;
     }
-    unsigned a, b, c, d;
-    if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
-        kind = (b & (1u << 24)) ? CLWB : (b & (1u << 23)) ? CLFLUSHOPT : CLFLUSH;
-    static const char *names[] = {"clflush", "clflushopt", "clwb"};
+    pick_flush();
 
     size_t size = 1 << 20;
     int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
@@ -112,7 +90,7 @@ int main(int argc, char **argv)
             best = ns < best ? ns : best;
         }
         printf("{\"mode\":\"floor\",\"rounds\":%d,\"ns_per_op\":%.1f,\"flush\":\"%s\"}\n",
-               k, best, names[kind]);
+               k, best, flush_names[kind]);
     }
     measure_nt(map, max_rounds, 20000);
     for (int k = 1; k <= max_rounds; k++) {

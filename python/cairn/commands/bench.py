@@ -45,9 +45,11 @@ GOAL_OPEN_S = 0.5
 FORCE_ENV = {"CAIRN_PMEM_FORCE": "1", "PMEM_IS_PMEM_FORCE": "1"}
 
 FULL = dict(rounds=5, seconds=0.5, warmup=0.2, iterations=20,
-            pool_size=256 << 20, open_size=4 << 30, churn_s=1.0, open_repeats=3)
+            pool_size=256 << 20, open_size=4 << 30, churn_s=1.0, open_repeats=3,
+            floor_blocks=40, floor_ops=50000)
 QUICK = dict(rounds=1, seconds=0.05, warmup=0.02, iterations=3,
-             pool_size=64 << 20, open_size=64 << 20, churn_s=0.2, open_repeats=1)
+             pool_size=64 << 20, open_size=64 << 20, churn_s=0.2, open_repeats=1,
+             floor_blocks=2, floor_ops=2000)
 
 
 def register(subparsers):
@@ -90,7 +92,8 @@ def _find_tools():
             found[impl] = str(paths.tool(name))
         except SystemExit as why:
             print(f"cairn bench: {impl} side skipped: {why}", file=sys.stderr)
-    for key, name in (("stepcount", "cairn-stepcount"), ("floor", "cairn-flush-floor")):
+    for key, name in (("stepcount", "cairn-stepcount"), ("floor", "cairn-flush-floor"),
+                      ("tx_floor", "cairn-tx-floor")):
         try:
             found[key] = str(paths.tool(name))
         except SystemExit:
@@ -138,6 +141,21 @@ def run_floor(tools, workdir, errors):
     if err:
         errors.append(f"floor: {err}")
     return [r for r in rows if r.get("mode") == "floor"]
+
+
+def run_tx_floor(tools, cfg, env, workdir, errors):
+    """cairn's 8-byte transaction against a replay of its own store pattern,
+    alternating blocks in one process (bench/runtime/tx_floor.c)."""
+    if "tx_floor" not in tools:
+        return []
+    pool = str(Path(workdir) / f"cairn-bench-txfloor-{os.getpid()}.pool")
+    rows, err = _run([tools["tx_floor"], "--pool", pool, "--blocks", str(cfg["floor_blocks"]),
+                      "--ops", str(cfg["floor_ops"])],
+                     env, timeout=600)
+    Path(pool).unlink(missing_ok=True)
+    if err:
+        errors.append(f"tx floor: {err}")
+    return [r for r in rows if "kind" in r]
 
 
 def _merge_floor(*runs):
@@ -364,6 +382,15 @@ def render(report, markdown=False):
         if nt:
             parts.append("K ordered rounds of one whole line written by non-temporal stores + sfence: " +
                          ", ".join("%d: %.0f ns" % (r["rounds"], r["ns_per_op"]) for r in nt))
+    txf = {r["kind"]: r for r in report.get("tx_floor") or []}
+    if "cairn" in txf and "replica+read" in txf:
+        parts.append("The 8-byte transaction against a replay of its own stores with no software "
+                     "(bench/runtime/tx_floor.c, blocks alternating in one process): cairn %.0f ns, "
+                     "replay %.0f ns (%.2f of cairn), replay after reading the field as the snapshot "
+                     "must %.0f ns (%.2f of cairn)" % (
+                         txf["cairn"]["ns_per_op"], txf["replica"]["ns_per_op"],
+                         txf["replica"]["ratio_to_cairn"], txf["replica+read"]["ns_per_op"],
+                         txf["replica+read"]["ratio_to_cairn"]))
     micro = report.get("micro_summary")
     if micro:
         rows = []
@@ -508,6 +535,8 @@ def run_runtime(args):
         micro = run_micro(tools, cfg, threads, env, args.dir, errors)
         report["micro"] = micro
         report["micro_summary"] = summarize_micro(micro, threads)
+    if "micro" in parts:
+        report["tx_floor"] = run_tx_floor(tools, cfg, env, args.dir, errors)
     if "counts" in parts:
         report["counts"] = run_counts(tools, cfg, env, args.dir, errors)
     if "open" in parts:
