@@ -1,0 +1,306 @@
+//===- LogPlacement.cpp - which writes get a log, and where --------------===//
+//
+// Breeze's loop hoisting (one log for the range a loop writes), redundant-
+// log elimination across dominating stores, and merging the logs of one
+// block's stores into one (docs/compiler.md, "Optimizations").
+//===----------------------------------------------------------------------===//
+#include "Instrumenter.h"
+
+#define DEBUG_TYPE "cairn"
+
+namespace cairn {
+
+// ---- choosing what to instrument -------------------------------------------
+
+// Calls that cannot begin or end a transaction or write memory we track.
+static bool isBarrierFree(const Instruction &I) {
+  auto *CB = dyn_cast<CallBase>(&I);
+  if (!CB)
+    return true;
+  if (isa<DbgInfoIntrinsic>(CB))
+    return true;
+  if (Function *Callee = CB->getCalledFunction())
+    if (Callee->getName() == "cairn__log_store" || // ours, from loop hoisting
+        cairn::isTraceHook(Callee->getName()))
+      return true;
+  if (auto *II = dyn_cast<IntrinsicInst>(CB)) {
+    switch (II->getIntrinsicID()) {
+    case Intrinsic::lifetime_start:
+    case Intrinsic::lifetime_end:
+    case Intrinsic::assume:
+    case Intrinsic::expect:
+      return true;
+    default:
+      break;
+    }
+  }
+  return CB->doesNotAccessMemory();
+}
+
+// cairn-hoist-loop-logs (Breeze, seed 000 Fig. 8): a store that runs on
+// every iteration of a loop with no calls, at an address advancing by a
+// constant stride, writes [Begin, Begin + Len) over the whole loop, with
+// Len = trip-count-1 * |stride| + size. One log of that range in the
+// preheader replaces one per iteration; with no call in the loop the
+// transaction cannot end before the loop does, so the early snapshot is as
+// good. The preheader always enters the loop, so the range is written.
+void CairnInstrumenter::hoistLoopLogs(
+    Function &, LoopInfo &LI, ScalarEvolution &SE, DominatorTree &DT,
+    std::map<Instruction *, MergedLog> &Hoisted) {
+  SCEVExpander Exp(SE, DL, "cairn.hoist");
+  struct Candidate {
+    StoreInst *SI;
+    Instruction *InsertPt;
+    const SCEV *Begin, *Len;
+  };
+  SmallVector<Candidate, 8> Cands;
+  for (Loop *L : LI.getLoopsInPreorder()) {
+    BasicBlock *Latch = L->getLoopLatch();
+    if (!Latch || !L->getLoopPredecessor())
+      continue;
+    if (llvm::any_of(L->blocks(), [](BasicBlock *BB) {
+          return llvm::any_of(*BB, [](Instruction &I) { return !isBarrierFree(I); });
+        }))
+      continue;
+    if (!llvm::any_of(L->blocks(), [](BasicBlock *BB) {
+          return llvm::any_of(*BB, [](Instruction &I) { return isa<StoreInst>(I); });
+        }))
+      continue;
+    // The end of the pipeline need not leave loops in simplified form; the
+    // log must sit on the edge into the loop, never before its guard.
+    BasicBlock *PH = L->getLoopPreheader();
+    if (!PH) {
+      PH = InsertPreheaderForLoop(L, &DT, &LI, nullptr, false);
+      if (!PH)
+        continue;
+      SE.forgetLoop(L);
+    }
+    const SCEV *BTC = SE.getBackedgeTakenCount(L);
+    if (isa<SCEVCouldNotCompute>(BTC) || !BTC->getType()->isIntegerTy())
+      continue;
+    BTC = SE.getTruncateOrZeroExtend(BTC, Int64Ty);
+    Instruction *InsertPt = PH->getTerminator();
+    for (BasicBlock *BB : L->blocks()) {
+      if (LI.getLoopFor(BB) != L || !DT.dominates(BB, Latch))
+        continue;
+      for (Instruction &I : *BB) {
+        auto *SI = dyn_cast<StoreInst>(&I);
+        if (!SI || SI->hasMetadata(LLVMContext::MD_nosanitize) ||
+            classify(SI->getPointerOperand()) == Where::Volatile)
+          continue;
+        auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(SI->getPointerOperand()));
+        if (!AR || AR->getLoop() != L || !AR->isAffine())
+          continue;
+        auto *StepC = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+        if (!StepC)
+          continue;
+        int64_t Step = StepC->getAPInt().getSExtValue();
+        uint64_t Stride = Step < 0 ? -(uint64_t)Step : (uint64_t)Step;
+        uint64_t Size = DL.getTypeStoreSize(SI->getValueOperand()->getType())
+                            .getFixedValue();
+        if (Stride == 0 || Stride > ClHoistMaxStride)
+          continue;
+        const SCEV *Span = SE.getMulExpr(BTC, SE.getConstant(Int64Ty, Stride));
+        const SCEV *Len = SE.getAddExpr(Span, SE.getConstant(Int64Ty, Size));
+        const SCEV *Begin = Step > 0 ? AR->getStart()
+                                     : SE.getMinusSCEV(AR->getStart(), Span);
+        if (isa<SCEVCouldNotCompute>(Begin) ||
+            !Exp.isSafeToExpandAt(Begin, InsertPt) ||
+            !Exp.isSafeToExpandAt(Len, InsertPt))
+          continue;
+        Cands.push_back({SI, InsertPt, Begin, Len});
+      }
+    }
+  }
+  // Unrolled loops have several such stores a constant distance apart with
+  // the same length: one log covers them all.
+  struct Group {
+    Candidate First;
+    int64_t MinOff = 0, MaxOff = 0;
+    SmallVector<StoreInst *, 4> Stores;
+  };
+  SmallVector<Group, 8> Groups;
+  for (Candidate &C : Cands) {
+    Group *G = nullptr;
+    int64_t Off = 0;
+    for (Group &Gr : Groups) {
+      if (Gr.First.InsertPt != C.InsertPt || Gr.First.Len != C.Len)
+        continue;
+      auto *D = dyn_cast<SCEVConstant>(SE.getMinusSCEV(C.Begin, Gr.First.Begin));
+      if (D && D->getAPInt().abs().ule(ClHoistMaxStride)) {
+        G = &Gr;
+        Off = D->getAPInt().getSExtValue();
+        break;
+      }
+    }
+    if (!G) {
+      Groups.push_back(Group{C, 0, 0, {}});
+      G = &Groups.back();
+    }
+    G->MinOff = std::min(G->MinOff, Off);
+    G->MaxOff = std::max(G->MaxOff, Off);
+    G->Stores.push_back(C.SI);
+  }
+  SmallVector<std::pair<Value *, Value *>, 8> Ranges;
+  for (Group &G : Groups) {
+    const SCEV *Begin = SE.getAddExpr(G.First.Begin,
+                                      SE.getConstant(Int64Ty, G.MinOff, true));
+    const SCEV *Len = SE.getAddExpr(
+        G.First.Len, SE.getConstant(Int64Ty, G.MaxOff - G.MinOff));
+    Ranges.push_back({Exp.expandCodeFor(Begin, Begin->getType(), G.First.InsertPt),
+                      Exp.expandCodeFor(Len, Int64Ty, G.First.InsertPt)});
+  }
+  for (unsigned K = 0; K < Groups.size(); K++) {
+    Group &G = Groups[K];
+    auto [Begin, Len] = Ranges[K];
+    Value *InPM = regionCondition(G.First.InsertPt, Begin,
+                                  classify(G.First.SI->getPointerOperand()));
+    IRBuilder<> B(thenBlockFor(InPM, G.First.InsertPt));
+    emitLog(B, Begin, Len, G.First.SI);
+    for (StoreInst *SI : G.Stores) {
+      Hoisted[SI] = {Begin, 0, 0, InPM};
+      ++NumLoopLogsHoisted;
+    }
+  }
+}
+
+// cairn-elim-dominated-logs: in a function without calls (so one
+// transaction, or none, covers all of it), a store whose bytes a dominating
+// store's log already covered needs no log of its own: every path to it ran
+// that log first. "Covered" uses the dominating store's logged range (its
+// merged block log when it has one).
+void CairnInstrumenter::elimDominatedLogs(
+    Function &F, ArrayRef<Instruction *> Writes,
+    DenseMap<Instruction *, MergedLog> &MergedAt,
+    DenseMap<Instruction *, Instruction *> &Covered,
+    const std::map<Instruction *, MergedLog> &Hoisted,
+    std::map<Instruction *, MergedLog> &Dominated) {
+  for (Instruction &I : instructions(F))
+    if (!isBarrierFree(I))
+      return;
+  DominatorTree DT(F); // fresh: loop hoisting may have split blocks
+  struct Access {
+    StoreInst *SI;
+    Value *Base;
+    int64_t Begin, End;        // bytes this store writes
+    int64_t LogBegin, LogEnd;  // bytes its log covers
+  };
+  SmallVector<Access, 32> Acc;
+  for (Instruction *I : Writes) {
+    auto *SI = dyn_cast<StoreInst>(I);
+    if (!SI || Hoisted.count(SI))
+      continue;
+    APInt Off(64, 0);
+    Value *Base = SI->getPointerOperand()->stripAndAccumulateConstantOffsets(
+        DL, Off, true);
+    int64_t B = Off.getSExtValue();
+    int64_t E = B + DL.getTypeStoreSize(SI->getValueOperand()->getType())
+                        .getFixedValue();
+    Access A{SI, Base, B, E, B, E};
+    auto It = Covered.find(SI);
+    if (It != Covered.end()) {
+      const MergedLog &ML = MergedAt[It->second];
+      A.LogBegin = ML.Begin;
+      A.LogEnd = ML.End;
+    }
+    Acc.push_back(A);
+    if (Acc.size() > 256)
+      return; // quadratic below; big functions keep their logs
+  }
+  for (Access &Later : Acc) {
+    if (Covered.count(Later.SI))
+      continue;
+    for (Access &Earlier : Acc) {
+      if (&Earlier == &Later || Earlier.Base != Later.Base ||
+          Earlier.LogBegin > Later.Begin || Later.End > Earlier.LogEnd ||
+          !DT.dominates(Earlier.SI, Later.SI))
+        continue;
+      Dominated[Later.SI] = {Later.Base, Later.Begin, Later.End, nullptr};
+      ++NumLogsDominated;
+      break;
+    }
+  }
+}
+
+// cairn-merge-logs: inside one block, between two calls, the stores to one
+// base pointer at constant offsets need one log for the span they cover,
+// emitted before the first of them. No call in between means the
+// transaction cannot end, so one snapshot taken earlier is as good.
+void CairnInstrumenter::mergeLogsInBlock(
+    BasicBlock &BB, DenseMap<Instruction *, MergedLog> &MergedAt,
+    DenseMap<Instruction *, Instruction *> &Covered,
+    const std::map<Instruction *, MergedLog> &Hoisted) {
+  struct Group {
+    StoreInst *First;
+    int64_t Begin, End;
+    SmallVector<StoreInst *, 4> Members;
+  };
+  SmallVector<std::pair<Value *, Group>, 8> Groups;
+  auto flush = [&]() {
+    for (auto &[Base, G] : Groups) {
+      if (G.Members.size() < 2 || G.End - G.Begin > 4096)
+        continue;
+      MergedAt[G.First] = {Base, G.Begin, G.End};
+      for (StoreInst *S : G.Members)
+        Covered[S] = G.First;
+      NumLogsMerged += G.Members.size() - 1;
+    }
+    Groups.clear();
+  };
+  for (Instruction &I : BB) {
+    if (!isBarrierFree(I)) {
+      flush();
+      continue;
+    }
+    auto *SI = dyn_cast<StoreInst>(&I);
+    if (!SI || SI->isAtomic() || Hoisted.count(SI) ||
+        SI->hasMetadata(LLVMContext::MD_nosanitize)) // ours (counters)
+      continue;
+    APInt Off(64, 0);
+    Value *Base = SI->getPointerOperand()->stripAndAccumulateConstantOffsets(
+        DL, Off, /*AllowNonInbounds=*/true);
+    int64_t Begin = Off.getSExtValue();
+    int64_t End = Begin + DL.getTypeStoreSize(SI->getValueOperand()->getType())
+                              .getFixedValue();
+    auto It = llvm::find_if(Groups, [&](auto &P) { return P.first == Base; });
+    if (It == Groups.end()) {
+      Groups.push_back({Base, Group{SI, Begin, End, {SI}}});
+    } else {
+      It->second.Begin = std::min(It->second.Begin, Begin);
+      It->second.End = std::max(It->second.End, End);
+      It->second.Members.push_back(SI);
+    }
+  }
+  flush();
+}
+
+void CairnInstrumenter::chooseInstructionsToInstrument(
+    Function &F, SmallVectorImpl<Instruction *> &Writes,
+    SmallVectorImpl<Instruction *> &PointerReads,
+    DenseMap<Instruction *, MergedLog> &MergedAt,
+    DenseMap<Instruction *, Instruction *> &Covered,
+    const std::map<Instruction *, MergedLog> &Hoisted) {
+  for (Instruction &I : instructions(F)) {
+    if (I.hasMetadata(LLVMContext::MD_nosanitize))
+      continue;
+    if (auto *SI = dyn_cast<StoreInst>(&I)) {
+      if (classify(SI->getPointerOperand()) == Where::Volatile) {
+        ++NumStoresVolatile;
+        continue;
+      }
+      Writes.push_back(SI);
+    } else if (cairn::mayWriteMemory(I, WS)) {
+      Writes.push_back(&I);
+    } else if (auto *LI = dyn_cast<LoadInst>(&I)) {
+      if (LI->getType()->isPointerTy())
+        PointerReads.push_back(LI);
+    } else if (isa<IntToPtrInst>(I)) {
+      PointerReads.push_back(&I);
+    }
+  }
+  if (ClMergeLogs)
+    for (BasicBlock &BB : F)
+      mergeLogsInBlock(BB, MergedAt, Covered, Hoisted);
+}
+
+} // namespace cairn

@@ -1,0 +1,552 @@
+//===- Pointers.cpp - transparent persistent pointers --------------------===//
+//
+// Stored pointers converted to the relative form (inline, or hoisted out of
+// loops: NVL-C's pointer hoisting), loaded ones translated back (the
+// one-word cache kept in registers per function, the translation folded into
+// addressing, loop chains kept plain, NULL tests threaded).
+//===----------------------------------------------------------------------===//
+#include "Instrumenter.h"
+
+#define DEBUG_TYPE "cairn"
+
+namespace cairn {
+
+// Only used as `p == NULL` / `p != NULL`? Then the relative form answers
+// the same as the address and needs no conversion.
+static bool onlyComparedWithNull(Instruction *I) {
+  for (User *U : I->users()) {
+    auto *Cmp = dyn_cast<ICmpInst>(U);
+    if (!Cmp || !Cmp->isEquality())
+      return false;
+    Value *Other = Cmp->getOperand(0) == I ? Cmp->getOperand(1)
+                                           : Cmp->getOperand(0);
+    if (!isa<ConstantPointerNull>(Other))
+      return false;
+  }
+  return !I->use_empty();
+}
+
+// Relative value -> address, before Before (see compiler/rt's cache layout).
+// Virtual -> relative for a pointer stored into PM. Inline when the value
+// lies in the same 1-TiB region slot as the slot written (so in the same
+// pool) and that slot is the one compiler/rt's cache holds:
+//   rel = (cache >> 32) << 40 | (va - lo) & (2^40 - 1)
+// Anything else (NULL, DRAM, another pool, a cache miss) calls the runtime,
+// which checks and reports with file:line as before, and the miss refills
+// the cache. NVL-C's pointer hoisting: for a value invariant in the loop,
+// the value's half is computed once before the loop and each iteration
+// only compares the slot's region slot.
+Value *CairnInstrumenter::emitVa2Ra(Instruction *Before, StoreInst *SI,
+                                    Value *Addr, Value *Val, Value *File,
+                                    Value *Line) {
+  IRBuilder<> B(Before);
+  if (!ClInlineVa2Ra)
+    return B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
+  ++NumVa2RaInline;
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *SlotOfAddr = B.CreateLShr(
+      B.CreateSub(B.CreatePtrToInt(flat(B, Addr), Int64Ty), Lo), 40);
+  Value *HoistRel = nullptr, *Hit = nullptr;
+  if (ClHoistConversions)
+    if (Loop *L = InvariantPtrStores.lookup(SI)) {
+      auto [HRel, HSlot] = hoistedConversion(L, Val);
+      if (HRel) {
+        HoistRel = HRel;
+        Hit = B.CreateAnd(B.CreateICmpNE(HRel, B.getInt64(0)),
+                          B.CreateICmpEQ(HSlot, SlotOfAddr));
+      }
+    }
+  // On a miss the runtime converts (and checks, and reports) and the cache
+  // is refilled; the two paths meet before the store.
+  auto HitOrMiss = [&](Value *Hit, function_ref<Value *(IRBuilder<> &)> OnHit) {
+    Instruction *HitT, *MissT;
+    SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+    IRBuilder<> HB(HitT);
+    Value *Fast = OnHit(HB);
+    IRBuilder<> MB(MissT);
+    Value *Slow = MB.CreateCall(Va2Ra, {flat(MB, Addr), flat(MB, Val), File, Line});
+    MB.CreateCall(CacheNote, {Slow, flat(MB, Val)});
+    IRBuilder<> JB(Before);
+    PHINode *Phi = JB.CreatePHI(Int64Ty, 2);
+    Phi->addIncoming(Fast, HitT->getParent());
+    Phi->addIncoming(Slow, MissT->getParent());
+    return Phi;
+  };
+  if (HoistRel)   // hoisted: the value's conversion is known unless the cache missed then
+    return HitOrMiss(Hit, [&](IRBuilder<> &) { return HoistRel; });
+  Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
+  Value *SlotOfVal = B.CreateLShr(U, 40);
+  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+  Cache->setAtomic(AtomicOrdering::Monotonic);
+  Cache->setAlignment(Align(8));
+  Value *Key = B.CreateLShr(Cache, 32);
+  Hit = B.CreateAnd(
+      B.CreateAnd(B.CreateICmpEQ(SlotOfVal, SlotOfAddr),
+                  B.CreateICmpEQ(SlotOfVal, B.CreateAnd(Cache, 0xffffffffULL))),
+      B.CreateICmpNE(Key, B.getInt64(0)));
+  return HitOrMiss(Hit, [&](IRBuilder<> &HB) {
+    return HB.CreateOr(HB.CreateShl(Key, 40), HB.CreateAnd(U, (1ULL << 40) - 1));
+  });
+}
+
+// Before the loop, once per (loop, value): the value's relative form if the
+// cache holds its region slot (else 0), and that region slot. No call and no
+// side effect, so it runs even when the loop body never stores.
+std::pair<Value *, Value *> CairnInstrumenter::hoistedConversion(Loop *L, Value *Val) {
+  auto Key = std::make_pair(L, Val);
+  if (auto It = HoistedConv.find(Key); It != HoistedConv.end())
+    return It->second;
+  std::pair<Value *, Value *> R{nullptr, nullptr};
+  if (BasicBlock *PH = LoopEntry.lookup(L)) {
+    IRBuilder<> B(PH->getTerminator());
+    auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+    Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
+    Value *Slot = B.CreateLShr(U, 40, "cairn.hoist.slot");
+    LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+    Cache->setAtomic(AtomicOrdering::Monotonic);
+    Cache->setAlignment(Align(8));
+    Value *CKey = B.CreateLShr(Cache, 32);
+    Value *Hit = B.CreateAnd(B.CreateICmpEQ(Slot, B.CreateAnd(Cache, 0xffffffffULL)),
+                             B.CreateICmpNE(CKey, B.getInt64(0)));
+    Value *Rel = B.CreateSelect(
+        Hit, B.CreateOr(B.CreateShl(CKey, 40), B.CreateAnd(U, (1ULL << 40) - 1)),
+        B.getInt64(0), "cairn.hoist.rel");
+    R = {Rel, Slot};
+    ++NumConvHoisted;
+  }
+  HoistedConv[Key] = R;
+  return R;
+}
+
+// Pointer stores whose value is defined outside their innermost loop.
+void CairnInstrumenter::findInvariantPtrStores(Function &F, LoopInfo &LI,
+                                               DominatorTree &DT) {
+  for (Instruction &I : instructions(F)) {
+    auto *SI = dyn_cast<StoreInst>(&I);
+    if (!SI || !SI->getValueOperand()->getType()->isPointerTy())
+      continue;
+    Loop *L = LI.getLoopFor(SI->getParent());
+    Value *V = SI->getValueOperand();
+    if (!L || isa<ConstantPointerNull>(V) || isa<UndefValue>(V))
+      continue;
+    if (auto *VI = dyn_cast<Instruction>(V); VI && L->contains(VI->getParent()))
+      continue;
+    InvariantPtrStores[SI] = L;
+  }
+  for (auto &[SI, L] : InvariantPtrStores) {
+    if (LoopEntry.count(L))
+      continue;
+    BasicBlock *PH = L->getLoopPreheader();
+    if (!PH)
+      PH = InsertPreheaderForLoop(L, &DT, &LI, nullptr, false);
+    LoopEntry[L] = PH ? SplitEdge(PH, L->getHeader(), &DT, &LI) : nullptr;
+  }
+}
+
+// The function's copy of compiler/rt's translation cache. Loaded at entry,
+// after every call that is not cairn's own (a call may close or reopen a
+// pool, which empties the global cache) and after a miss (which refills
+// it); a stale copy is never wrong while its pool is open, since a cache
+// entry pairs a pool id with that pool's slot, and it is at worst a miss.
+void CairnInstrumenter::refreshLocalCache(IRBuilder<> &B) {
+  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+  Cache->setAtomic(AtomicOrdering::Monotonic);
+  Cache->setAlignment(Align(8));
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *Key = B.CreateLShr(Cache, 32);
+  Value *D = B.CreateAdd(
+      Lo, B.CreateShl(B.CreateSub(B.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  B.CreateStore(Key, LocalKey);
+  B.CreateStore(D, LocalD);
+}
+
+void CairnInstrumenter::setUpLocalCache(Function &F) {
+  LocalKey = LocalD = nullptr;
+  if (!ClLocalRaCache || !ClInlineRa2Va || F.hasOptNone())
+    return;
+  BasicBlock &Entry = F.getEntryBlock();
+  IRBuilder<> AB(&Entry, Entry.getFirstInsertionPt());
+  ++NumLocalCache;
+  LocalKey = AB.CreateAlloca(Int64Ty, nullptr, "cairn.key");
+  LocalD = AB.CreateAlloca(Int64Ty, nullptr, "cairn.d");
+  refreshLocalCache(AB);
+  // after each call that may run other code (not cairn's own entry points,
+  // not intrinsics): it may have closed or reopened a pool
+  SmallVector<CallBase *, 16> Calls;
+  for (Instruction &I : instructions(F))
+    if (auto *CB = dyn_cast<CallBase>(&I)) {
+      if (isa<IntrinsicInst>(CB) || CB->isInlineAsm())
+        continue;
+      if (Function *Callee = CB->getCalledFunction()) {
+        StringRef N = Callee->getName();
+        if (N.starts_with("cairn__") || N.starts_with("cairn_cc__"))
+          continue;
+      }
+      // a callee that writes no memory cannot close or reopen a pool (both
+      // write the runtime's tables); memcmp/bcmp/strlen are such calls until
+      // code generation expands them, often inside lookup loops
+      if (ClReadonlyCallsKeepCache && CB->onlyReadsMemory()) {
+        ++NumCacheKeptOverCall;
+        continue;
+      }
+      Calls.push_back(CB);
+    }
+  for (CallBase *CB : Calls) {
+    if (isa<InvokeInst>(CB) || CB->isTerminator())
+      continue;                    // C has no invokes; be safe anyway
+    IRBuilder<> B(CB->getNextNode());
+    refreshLocalCache(B);
+  }
+}
+
+void CairnInstrumenter::finishLocalCache(Function &F) {
+  if (!LocalKey)
+    return;
+  DominatorTree DT(F);
+  SmallVector<AllocaInst *, 2> As{LocalKey, LocalD};
+  PromoteMemToReg(As, DT);
+  LocalKey = LocalD = nullptr;
+}
+
+Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
+  IRBuilder<> B(Before);
+  count(B, RelativeLoads);
+  if (!ClInlineRa2Va)
+    return B.CreateCall(Ra2VaSlow, {Rel});
+  ++NumRa2VaInline;
+  if (LocalKey) {
+    // the function's register copy: shr, cmp, add on a hit
+    Value *Hit = B.CreateICmpEQ(B.CreateLoad(Int64Ty, LocalKey), B.CreateLShr(Rel, 40));
+    Instruction *HitT, *MissT;
+    SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+    IRBuilder<> HB(HitT);
+    Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(Rel, HB.CreateLoad(Int64Ty, LocalD)), PtrTy);
+    IRBuilder<> MB(MissT);
+    Value *Slow = MB.CreateCall(Ra2VaMiss, {Rel});
+    refreshLocalCache(MB);                   // the miss refilled the global cache
+    IRBuilder<> JB(Before);
+    PHINode *Phi = JB.CreatePHI(PtrTy, 2);
+    Phi->addIncoming(Fast, HitT->getParent());
+    Phi->addIncoming(Slow, MissT->getParent());
+    return Phi;
+  }
+  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+  Cache->setAtomic(AtomicOrdering::Monotonic);
+  Cache->setAlignment(Align(8));
+  Value *Key = B.CreateLShr(Cache, 32);
+  Value *Hit = B.CreateICmpEQ(Key, B.CreateLShr(Rel, 40));
+  Instruction *HitT, *MissT;
+  SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+  IRBuilder<> HB(HitT);
+  // va = lo + (slot << 40) + (rel & (2^40 - 1)) = rel + D with
+  // D = lo + ((slot - key) << 40) (mod 2^64): D does not depend on rel, so a
+  // pointer chase pays one add per hop for the translation.
+  Value *Lo = HB.CreateLoad(Int64Ty, RegionLo);
+  Value *D = HB.CreateAdd(
+      Lo, HB.CreateShl(HB.CreateSub(HB.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(Rel, D), PtrTy);
+  IRBuilder<> MB(MissT);
+  Value *Slow = MB.CreateCall(Ra2VaMiss, {Rel});
+  IRBuilder<> JB(Before);
+  PHINode *Phi = JB.CreatePHI(PtrTy, 2);
+  Phi->addIncoming(Fast, HitT->getParent());
+  Phi->addIncoming(Slow, MissT->getParent());
+  return Phi;
+}
+
+// The same translation as emitRa2Va, as the offset d with va = rel + d (mod
+// 2^64): D on a hit, whatever the runtime returned minus rel on a miss.
+Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
+  IRBuilder<> B(Before);
+  count(B, RelativeLoads);
+  auto SlowDelta = [&](IRBuilder<> &MB, FunctionCallee F) {
+    Value *Slow = MB.CreateCall(F, {Rel});
+    return MB.CreateSub(MB.CreatePtrToInt(Slow, Int64Ty), Rel);
+  };
+  if (!ClInlineRa2Va)
+    return SlowDelta(B, Ra2VaSlow);
+  ++NumRa2VaInline;
+  Value *Key, *D;
+  if (LocalKey) {
+    Key = B.CreateLoad(Int64Ty, LocalKey);
+    D = nullptr;
+  } else {
+    LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
+    Cache->setAtomic(AtomicOrdering::Monotonic);
+    Cache->setAlignment(Align(8));
+    Key = B.CreateLShr(Cache, 32);
+    Value *Lo = B.CreateLoad(Int64Ty, RegionLo);
+    D = B.CreateAdd(Lo, B.CreateShl(B.CreateSub(B.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  }
+  Value *Hit = B.CreateICmpEQ(Key, B.CreateLShr(Rel, 40));
+  Instruction *HitT, *MissT;
+  SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+  IRBuilder<> HB(HitT);
+  Value *Fast = D ? D : HB.CreateLoad(Int64Ty, LocalD);
+  IRBuilder<> MB(MissT);
+  Value *SlowD = SlowDelta(MB, Ra2VaMiss);
+  if (LocalKey)
+    refreshLocalCache(MB);                   // the miss refilled the global cache
+  IRBuilder<> JB(Before);
+  PHINode *Phi = JB.CreatePHI(Int64Ty, 2, "cairn.d");
+  Phi->addIncoming(Fast, HitT->getParent());
+  Phi->addIncoming(SlowD, MissT->getParent());
+  return Phi;
+}
+
+// `va == NULL` tests the base instead: va is NULL exactly when the loaded
+// value is (a relative value is never 0, nor is what it translates to), and
+// the base is ready before the add.
+void CairnInstrumenter::keepNullTestsOnBase(Value *VA, Value *Base) {
+  SmallVector<ICmpInst *, 4> Tests;
+  for (User *U : VA->users())
+    if (auto *C = dyn_cast<ICmpInst>(U))
+      if (C->isEquality() && (isa<ConstantPointerNull>(C->getOperand(0)) ||
+                              isa<ConstantPointerNull>(C->getOperand(1))))
+        Tests.push_back(C);
+  for (ICmpInst *C : Tests)
+    C->replaceUsesOfWith(VA, Base);
+}
+
+// A pointer read whose value reaches, through phis, selects and address
+// arithmetic, a phi in a block that dominates the read is carried around a
+// loop: `p = p->next`, `n = c < 0 ? n->left : n->right`, `pp = &(*pp)->next`.
+// Folded, every hop would load through [v + d + off] with d = 0 in DRAM
+// (indexed addressing: a cycle per hop on AMD Zen 3, where the DRAM list walk
+// measured 1.22x clang folded, 0.98x plain); left plain, the virtual path loads
+// through the value as loaded and only the relative path pays its add. The
+// carrying phis are not split (splitTranslatedPhis) for the same reason.
+void CairnInstrumenter::findLoopCarriedReads(Function &F,
+                                             ArrayRef<Instruction *> Reads) {
+  DominatorTree DT(F);
+  for (Instruction *I : Reads) {
+    if (!isa<LoadInst>(I))
+      continue;
+    SmallVector<Instruction *, 16> Work{I};
+    SmallPtrSet<Instruction *, 16> Seen{I};
+    SmallVector<PHINode *, 4> Carriers;
+    while (!Work.empty() && Seen.size() < 64) {
+      Instruction *V = Work.pop_back_val();
+      for (User *U : V->users()) {
+        auto *UI = dyn_cast<Instruction>(U);
+        if (!UI || !(isa<PHINode>(UI) || isa<SelectInst>(UI) ||
+                     isa<GetElementPtrInst>(UI)) ||
+            !UI->getType()->isPointerTy() || !Seen.insert(UI).second)
+          continue;
+        if (auto *P = dyn_cast<PHINode>(UI);
+            P && DT.dominates(P->getParent(), I->getParent()))
+          Carriers.push_back(P);
+        Work.push_back(UI);
+      }
+    }
+    if (Carriers.empty())
+      continue;
+    LoopCarried.insert(I);
+    CarrierPhis.insert(Carriers.begin(), Carriers.end());
+  }
+}
+
+// A pointer carried around a loop (`p = p->next`) is a phi of translated
+// values; left alone, each hop materializes base + d for the phi. Split such
+// a phi into a phi of bases and a phi of offsets (0 for a value that was not
+// translated) and re-add them after it, so the loads at the top of the loop
+// take [base + d + off] again. Repeated to a fixed point (phis of phis).
+void CairnInstrumenter::splitTranslatedPhis(Function &F) {
+  // the phis to split: those with a translated value or a phi to split
+  // among their incoming values (found first, then split all at once, so
+  // that cycles of phis become cycles of base and offset phis)
+  SetVector<PHINode *> S;
+  for (bool Grew = true; Grew;) {
+    Grew = false;
+    for (BasicBlock &BB : F)
+      for (PHINode &P : BB.phis())
+        if (P.getType()->isPointerTy() && !S.count(&P) && !CarrierPhis.count(&P))
+          for (Value *V : P.incoming_values()) {
+            auto *VP = dyn_cast<PHINode>(V);
+            auto It = FoldedVA.find(V);
+            if ((It != FoldedVA.end() && It->second.first->getType() == P.getType()) ||
+                (VP && S.count(VP))) {
+              S.insert(&P);
+              Grew = true;
+              break;
+            }
+          }
+  }
+  DenseMap<PHINode *, std::pair<PHINode *, PHINode *>> Split;
+  for (PHINode *P : S) {
+    IRBuilder<> B(P);
+    unsigned N = P->getNumIncomingValues();
+    Split[P] = {B.CreatePHI(P->getType(), N, P->getName() + ".base"),
+                B.CreatePHI(Int64Ty, N, P->getName() + ".d")};
+  }
+  for (PHINode *P : S) {
+    auto [PB, PD] = Split[P];
+    for (unsigned K = 0; K < P->getNumIncomingValues(); ++K) {
+      Value *V = P->getIncomingValue(K), *Base = V, *D = ConstantInt::get(Int64Ty, 0);
+      if (auto *VP = dyn_cast<PHINode>(V); VP && S.count(VP)) {
+        Base = Split[VP].first;
+        D = Split[VP].second;
+      } else if (auto It = FoldedVA.find(V);
+                 It != FoldedVA.end() && It->second.first->getType() == P->getType()) {
+        Base = It->second.first;
+        D = It->second.second;
+      }
+      PB->addIncoming(Base, P->getIncomingBlock(K));
+      PD->addIncoming(D, P->getIncomingBlock(K));
+    }
+  }
+  for (PHINode *P : S) {
+    auto [PB, PD] = Split[P];
+    IRBuilder<> GB(P->getParent(), P->getParent()->getFirstInsertionPt());
+    Value *G = GB.CreateGEP(GB.getInt8Ty(), PB, PD, P->getName() + ".va");
+    P->replaceAllUsesWith(G);
+    keepNullTestsOnBase(G, PB);
+    FoldedVA[G] = {PB, PD};
+    ++NumPhisSplit;
+  }
+  for (PHINode *P : S)
+    P->eraseFromParent();
+  // `va + x` with x a variable byte offset (a field chosen by a select:
+  // left or right child) becomes `base + (d + x)`: d + x is ready before
+  // the base is loaded, so the add leaves the chain (x86 has one index)
+  for (auto &[VA, BD] : FoldedVA) {
+    SmallVector<GetElementPtrInst *, 4> Geps;
+    for (User *U : VA->users())
+      if (auto *GEP = dyn_cast<GetElementPtrInst>(U))
+        if (GEP->getPointerOperand() == VA && GEP->getNumIndices() == 1 &&
+            GEP->getSourceElementType()->isIntegerTy(8) &&
+            !isa<Constant>(GEP->getOperand(1)) &&
+            GEP->getOperand(1)->getType() == Int64Ty)
+          Geps.push_back(GEP);
+    for (GetElementPtrInst *GEP : Geps) {
+      IRBuilder<> B(GEP);
+      Value *Off = B.CreateAdd(BD.second, GEP->getOperand(1));
+      GEP->replaceAllUsesWith(B.CreateGEP(B.getInt8Ty(), BD.first, Off));
+      GEP->eraseFromParent();
+      ++NumIndexReassociated;
+    }
+  }
+}
+
+// load ptr / inttoptr: a value with bit 63 set is relative; turn it back.
+void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
+  if (ClSkipNullCompareLoads && onlyComparedWithNull(I)) {
+    ++NumPtrLoadsNullOnly;
+    return;
+  }
+  if (isa<LoadInst>(I))
+    ++NumPtrLoads;
+  else
+    ++NumIntToPtr;
+  IRBuilder<> B(I->getNextNode());
+  Value *Bits = isa<IntToPtrInst>(I) ? I->getOperand(0)
+                                     : B.CreatePtrToInt(I, Int64Ty);
+  if (Bits->getType() != Int64Ty)
+    Bits = B.CreateSExtOrTrunc(Bits, Int64Ty);
+  count(B, PointerLoadChecks);
+  Value *IsRel = B.CreateICmpSLT(Bits, ConstantInt::get(Int64Ty, 0), "cairn.rel");
+  BasicBlock *Head = I->getParent();
+  Instruction *T = SplitBlockAndInsertIfThen(
+      IsRel, cast<Instruction>(IsRel)->getNextNode(), false, Unlikely);
+  if (ClFoldTranslation && !I->getFunction()->hasOptNone() &&
+      LoopCarried.count(I))
+    ++NumLoopChainsPlain;
+  else if (ClFoldTranslation && !I->getFunction()->hasOptNone()) {
+    // va = v + d, d = 0 for a virtual address: no phi of two pointers
+    // between the load and its uses, so `load [v + d + off]` folds the add
+    // (free on this machine's address generation; an add on the chain
+    // costs a cycle per hop), and `va == NULL` is `v == NULL` (a relative
+    // value is never 0, nor what it translates to)
+    Value *Dl = emitRa2VaDelta(T, Bits);
+    BasicBlock *Tail = T->getSuccessor(0);
+    IRBuilder<> PB(&Tail->front());
+    PHINode *DP = PB.CreatePHI(Int64Ty, 2, "cairn.d");
+    DP->addIncoming(ConstantInt::get(Int64Ty, 0), Head);
+    DP->addIncoming(Dl, T->getParent());
+    Value *VA = PB.CreateGEP(PB.getInt8Ty(), I, DP, "cairn.va");
+    ++NumTranslationsFolded;
+    I->replaceUsesWithIf(VA, [&](Use &U) {
+      return U.getUser() != VA && U.getUser() != Bits;
+    });
+    keepNullTestsOnBase(VA, I);
+    FoldedVA[VA] = {I, DP};
+    return;
+  }
+  Value *VA = emitRa2Va(T, Bits);
+  if (VA->getType() != I->getType())
+    VA = IRBuilder<>(T).CreateAddrSpaceCast(VA, I->getType());
+  BasicBlock *Tail = T->getSuccessor(0);
+  IRBuilder<> PB(&Tail->front());
+  PHINode *Phi = PB.CreatePHI(I->getType(), 2, "cairn.va");
+  Phi->addIncoming(I, Head);
+  Phi->addIncoming(VA, T->getParent());
+  I->replaceUsesWithIf(Phi, [&](Use &U) {
+    return U.getUser() != Phi && U.getUser() != Bits;
+  });
+  if (ClThreadNullTests && !I->getFunction()->hasOptNone())
+    ConvertedPhis.push_back({Phi, VA});
+}
+
+// The block after a converted load often holds only the merge phi and a NULL
+// test (`for (; p; p = p->next)`, `if (head)`). A converted relative value is
+// never NULL (an address inside a pool, or a small negative sentinel), so its
+// path branches straight to the non-NULL successor: in PM one test fewer per
+// hop, after the load that waits for memory. Done once all loads of the
+// function are instrumented (a later load may split the block).
+void CairnInstrumenter::threadNullTest(PHINode *Phi, Value *VA) {
+  BasicBlock *Tail = Phi->getParent();
+  if (Phi->getNumIncomingValues() != 2 || &Tail->front() != Phi)
+    return;
+  BasicBlock *J = nullptr;
+  for (unsigned K = 0; K < 2; ++K)
+    if (Phi->getIncomingValue(K) == VA)
+      J = Phi->getIncomingBlock(K);
+  auto *JBr = J ? dyn_cast<BranchInst>(J->getTerminator()) : nullptr;
+  if (!JBr || JBr->isConditional())
+    return;
+  Instruction *Next = Phi->getNextNonDebugInstruction();
+  auto *Cmp = dyn_cast_or_null<ICmpInst>(Next);
+  if (!Cmp || !Cmp->isEquality() || Cmp->getOperand(0) != Phi ||
+      !isa<ConstantPointerNull>(Cmp->getOperand(1)))
+    return;
+  auto *Br = dyn_cast_or_null<BranchInst>(Cmp->getNextNonDebugInstruction());
+  if (!Br || !Br->isConditional() || Br->getCondition() != Cmp)
+    return;
+  bool IsEq = Cmp->getPredicate() == ICmpInst::ICMP_EQ;
+  BasicBlock *S = Br->getSuccessor(IsEq ? 1 : 0);
+  if (S == Tail || Br->getSuccessor(0) == Br->getSuccessor(1))
+    return;
+  Constant *CmpOnJ = ConstantInt::getBool(Cmp->getContext(), !IsEq);
+  JBr->setSuccessor(0, S);
+  Phi->removeIncomingValue(J, /*DeletePHIIfEmpty=*/false);
+  for (PHINode &P : S->phis()) {
+    Value *V = P.getIncomingValueForBlock(Tail);
+    P.addIncoming(V == Phi ? VA : V == Cmp ? CmpOnJ : V, J);
+  }
+  // Phi and Cmp no longer dominate what S reaches: merge them with J's values
+  for (auto [Old, OnJ] : {std::pair<Instruction *, Value *>{Phi, VA}, {Cmp, CmpOnJ}}) {
+    SmallVector<Use *, 8> Uses;
+    for (Use &U : Old->uses()) {
+      auto *UI = cast<Instruction>(U.getUser());
+      if (UI->getParent() == Tail && !isa<PHINode>(UI))
+        continue;
+      if (auto *PU = dyn_cast<PHINode>(UI); PU && PU->getIncomingBlock(U) == J)
+        continue;                            // the edge added above
+      Uses.push_back(&U);
+    }
+    if (Uses.empty())
+      continue;
+    SSAUpdater SSA;
+    SSA.Initialize(Old->getType(), Old->getName());
+    SSA.AddAvailableValue(Tail, Old);
+    SSA.AddAvailableValue(J, OnJ);
+    for (Use *U : Uses)
+      SSA.RewriteUse(*U);
+  }
+  ++NumNullTestsThreaded;
+}
+
+} // namespace cairn

@@ -1,0 +1,307 @@
+//===- Writes.cpp - instrumenting writes that may reach PM ---------------===//
+//
+// Stores (with the pointer conversion of pointer-typed ones and the scan of
+// wide stores for hidden addresses), memset/memcpy/memmove, cmpxchg and
+// atomicrmw, and calls described by write-set files.
+//===----------------------------------------------------------------------===//
+#include "Instrumenter.h"
+
+#define DEBUG_TYPE "cairn"
+
+namespace cairn {
+
+// ---- instrumentation -------------------------------------------------------
+
+// Can this 8-byte integer be a (copied or cast) address? Constants and the
+// results of arithmetic no pointer survives are not.
+static bool mayHoldAddress(Value *V) {
+  if (isa<ConstantInt>(V))
+    return false;
+  if (auto *BO = dyn_cast<BinaryOperator>(V)) {
+    switch (BO->getOpcode()) {
+    case Instruction::Mul:
+    case Instruction::UDiv:
+    case Instruction::SDiv:
+    case Instruction::URem:
+    case Instruction::SRem:
+    case Instruction::Shl:
+    case Instruction::LShr:
+    case Instruction::AShr:
+    case Instruction::Xor:
+      return false;
+    default:
+      return true;
+    }
+  }
+  if (auto *Cast = dyn_cast<CastInst>(V))
+    if (isa<ZExtInst>(Cast) || isa<SExtInst>(Cast))
+      return Cast->getSrcTy()->getScalarSizeInBits() > 32;
+  if (isa<FPToUIInst>(V) || isa<FPToSIInst>(V))
+    return false;
+  return true;
+}
+
+// What the C front end said an access is, from its TBAA tag: true for a
+// pointer type, false for another scalar type, nullopt when there is no
+// tag or it says char (anything may be copied as char).
+static std::optional<bool> tbaaSaysPointer(const MDNode *Tag) {
+  if (!Tag || Tag->getNumOperands() < 2)
+    return std::nullopt;
+  auto *Access = dyn_cast<MDNode>(Tag->getOperand(1));
+  if (!Access || Access->getNumOperands() < 1)
+    return std::nullopt;
+  auto *Name = dyn_cast<MDString>(Access->getOperand(0));
+  if (!Name)
+    return std::nullopt;
+  StringRef N = Name->getString();
+  if (N == "omnipotent char")
+    return std::nullopt;
+  if (N == "any pointer")
+    return true;
+  if (N.size() > 2 && N[0] == 'p' && isdigit((unsigned char)N[1]))
+    return true; // -fpointer-tbaa names: "p1 int", "p2 omnipotent char", ...
+  return false;
+}
+
+// Should an untyped 8-byte (or wider) store be scanned for addresses?
+// Type information first; without it, optimized code may have merged a
+// pointer copy into it, -O0 code has not.
+static bool mayStorePointerBits(StoreInst *SI) {
+  if (auto T = tbaaSaysPointer(SI->getMetadata(LLVMContext::MD_tbaa)))
+    return *T;
+  // clang lowers __atomic_store_n on pointers to an untyped i64 store even
+  // at -O0; plain -O0 integer stores are C integers.
+  if (SI->getFunction()->hasOptNone() && !SI->isAtomic())
+    return false;
+  return !SI->getValueOperand()->getType()->isIntegerTy() ||
+         mayHoldAddress(SI->getValueOperand());
+}
+
+static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
+                                      Instruction *Before) {
+  auto *NS = new StoreInst(V, SI->getPointerOperand(), SI->isVolatile(),
+                           SI->getAlign(), SI->getOrdering(),
+                           SI->getSyncScopeID(), Before);
+  NS->copyMetadata(*SI);
+  return NS;
+}
+
+// Merged: the log that already covers this store (cairn-merge-logs), if any.
+void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) {
+  bool NeedLog = !Merged;
+  ++NumStores;
+  Value *Addr = SI->getPointerOperand();
+  Value *Val = SI->getValueOperand();
+  Type *Ty = Val->getType();
+  uint64_t Size = DL.getTypeStoreSize(Ty).getFixedValue();
+  Where W = classify(Addr);
+  Value *InPM = Merged && Merged->InPM ? Merged->InPM
+                                       : regionCondition(SI, Addr, W);
+  if (NeedLog) {
+    IRBuilder<> B(thenBlockFor(InPM, SI));
+    emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), SI);
+  }
+
+  if (Ty->isPointerTy()) {
+    if (ClSkipNullConvert && isa<ConstantPointerNull>(Val)) {
+      ++NumNullStores;
+      return;
+    }
+    // In PM the slot gets the relative form; elsewhere the plain address.
+    ++NumPtrStores;
+    auto [File, Line] = sourceLocation(SI);
+    auto *CI = dyn_cast<ConstantInt>(InPM);
+    if (CI && CI->isOne()) {
+      IRBuilder<> B(SI);
+      count(B, RelativeStores);
+      Value *Rel = emitVa2Ra(SI, SI, Addr, Val, File, Line);
+      cloneStoreWithValue(SI, Rel, SI);
+      SI->eraseFromParent();
+      return;
+    }
+    Instruction *ThenT, *ElseT;
+    SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
+    IRBuilder<> B(ThenT);
+    count(B, RelativeStores);
+    Value *Rel = emitVa2Ra(ThenT, SI, Addr, Val, File, Line);
+    cloneStoreWithValue(SI, Rel, ThenT);
+    SI->moveBefore(ElseT);
+    return;
+  }
+
+  if (!ClScanWideStores || Size < 8)
+    return;
+  if (Ty->isIntegerTy(64)) {
+    // An 8-byte integer may be a copied pointer (struct copies after
+    // optimization): if it is an address inside an open pool, store it
+    // relative (cairn_cc__pm_word; the inline test on the region is the
+    // cheap filter in front of it).
+    if (!mayStorePointerBits(SI)) {
+      ++NumWideNotAddress;
+      return;
+    }
+    ++NumWideScans;
+    IRBuilder<> B(SI);
+    Value *Cond = B.CreateAnd(InPM, emitInRegion(B, Val));
+    BasicBlock *Head = SI->getParent();
+    Instruction *T = SplitBlockAndInsertIfThen(Cond, SI, false, Unlikely);
+    IRBuilder<> TB(T);
+    auto [File, Line] = sourceLocation(SI);
+    Value *Rel = TB.CreateCall(PMWord, {flat(TB, Addr), Val, File, Line});
+    IRBuilder<> PB(SI);
+    PHINode *Phi = PB.CreatePHI(Int64Ty, 2);
+    Phi->addIncoming(Val, Head);
+    Phi->addIncoming(Rel, T->getParent());
+    SI->setOperand(0, Phi);
+    return;
+  }
+  if (Ty->isVectorTy() || Ty->isAggregateType()) {
+    if (!mayStorePointerBits(SI)) {
+      ++NumWideNotAddress;
+      return;
+    }
+    emitGuardedScan(SI, Addr, ConstantInt::get(Int64Ty, Size), InPM, SI);
+  }
+}
+
+void CairnInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
+  Value *Dst = MI->getRawDest();
+  Where W = classify(Dst);
+  if (W == Where::Volatile)
+    return;
+  ++NumMemIntrinsics;
+  Value *InPM = regionCondition(MI, Dst, W);
+  {
+    IRBuilder<> B(thenBlockFor(InPM, MI));
+    emitLog(B, Dst, MI->getLength(), MI);
+  }
+  if (!isa<MemTransferInst>(MI))
+    return;
+  // A struct copy carries !tbaa.struct: (offset, size, tag) per field. Scan
+  // only the fields that may hold pointers; without it, scan everything.
+  MDNode *Fields = MI->getMetadata(LLVMContext::MD_tbaa_struct);
+  if (!Fields || Fields->getNumOperands() % 3 != 0) {
+    emitGuardedScan(MI, Dst, MI->getLength(), InPM, MI);
+    return;
+  }
+  if (!ClScanWideStores)
+    return;
+  Instruction *Next = MI->getNextNode(); // stays first in the latest tail
+  auto [File, Line] = sourceLocation(MI);
+  for (unsigned K = 0; K + 2 < Fields->getNumOperands(); K += 3) {
+    auto *Off = mdconst::dyn_extract<ConstantInt>(Fields->getOperand(K));
+    auto *Sz = mdconst::dyn_extract<ConstantInt>(Fields->getOperand(K + 1));
+    auto *Tag = dyn_cast<MDNode>(Fields->getOperand(K + 2));
+    if (!Off || !Sz || Sz->getZExtValue() < 8)
+      continue;
+    std::optional<bool> P = tbaaSaysPointer(Tag);
+    if (P && !*P) {
+      ++NumWideNotAddress;
+      continue;
+    }
+    ++NumWideScans;
+    IRBuilder<> B(Next);
+    Value *Field = B.CreateConstGEP1_64(B.getInt8Ty(), Dst, Off->getZExtValue());
+    IRBuilder<> TB(thenBlockFor(InPM, Next));
+    TB.CreateCall(FixWords,
+                  {flat(TB, Field), TB.getInt64(Sz->getZExtValue()), File, Line});
+  }
+}
+
+void CairnInstrumenter::instrumentAtomic(Instruction *I) {
+  Value *Addr = getLoadStorePointerOperand(I);
+  if (auto *RMW = dyn_cast<AtomicRMWInst>(I))
+    Addr = RMW->getPointerOperand();
+  if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I))
+    Addr = CX->getPointerOperand();
+  Where W = classify(Addr);
+  if (W == Where::Volatile)
+    return;
+  ++NumAtomics;
+  Type *ValTy = isa<AtomicRMWInst>(I) ? I->getType()
+                                      : cast<AtomicCmpXchgInst>(I)
+                                            ->getNewValOperand()
+                                            ->getType();
+  uint64_t Size = DL.getTypeStoreSize(ValTy).getFixedValue();
+  Value *InPM = regionCondition(I, Addr, W);
+  auto [File, Line] = sourceLocation(I);
+  if (!ValTy->isPointerTy()) {
+    {
+      IRBuilder<> B(thenBlockFor(InPM, I));
+      emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), I);
+    }
+    // clang lowers pointer cmpxchg/exchange to i64 ones on ptrtoint values:
+    // an operand that is an address of the PM region goes in relative form
+    // (same rule as 8-byte stores). The old value comes back raw; a pointer
+    // load of it converts it.
+    auto *RMW = dyn_cast<AtomicRMWInst>(I);
+    if (!ClScanWideStores || !ValTy->isIntegerTy(64) ||
+        (RMW && RMW->getOperation() != AtomicRMWInst::Xchg))
+      return;
+    ++NumWideScans;
+    IRBuilder<> B(I);
+    auto toPM = [&](unsigned OpNo) {
+      auto *C = B.CreateCall(PMWord, {flat(B, Addr), I->getOperand(OpNo), File, Line});
+      C->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+      I->setOperand(OpNo, C);
+    };
+    if (RMW) {
+      toPM(1);
+    } else {
+      toPM(1);
+      toPM(2);
+    }
+    return;
+  }
+  // Atomics on pointers in PM go through compiler/rt, which converts the
+  // operands to relative form and the old value back.
+  Instruction *ThenT, *ElseT;
+  SplitBlockAndInsertIfThenElse(InPM, I, &ThenT, &ElseT, Unlikely);
+  IRBuilder<> B(ThenT);
+  emitLog(B, Addr, ConstantInt::get(Int64Ty, Size), I);
+  Value *PMResult;
+  if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I)) {
+    Value *Old = B.CreateCall(
+        CmpxchgPtr, {flat(B, Addr), flat(B, CX->getCompareOperand()),
+                     flat(B, CX->getNewValOperand()), File, Line});
+    Old = B.CreatePointerBitCastOrAddrSpaceCast(Old, ValTy);
+    Value *Ok = B.CreateICmpEQ(Old, CX->getCompareOperand());
+    PMResult = B.CreateInsertValue(
+        B.CreateInsertValue(PoisonValue::get(CX->getType()), Old, 0), Ok, 1);
+  } else {
+    auto *RMW = cast<AtomicRMWInst>(I);
+    PMResult = B.CreatePointerBitCastOrAddrSpaceCast(
+        B.CreateCall(XchgPtr, {flat(B, Addr), flat(B, RMW->getValOperand()),
+                               File, Line}),
+        ValTy);
+  }
+  BasicBlock *ThenBB = ThenT->getParent();
+  I->moveBefore(ElseT);
+  BasicBlock *Tail = ElseT->getSuccessor(0);
+  IRBuilder<> PB(&Tail->front());
+  PHINode *Phi = PB.CreatePHI(I->getType(), 2);
+  I->replaceAllUsesWith(Phi);
+  Phi->addIncoming(PMResult, ThenBB);
+  Phi->addIncoming(I, I->getParent());
+}
+
+void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
+                                               const cairn::WSFunction &WF) {
+  if (CB->arg_size() < WF.NumParams)
+    return; // declared differently from the write-set; leave it alone
+  bool Any = false;
+  for (const cairn::WSRegion &R : WF.Writes) {
+    Value *Dst = CB->getArgOperand(R.Param);
+    Where W = classify(Dst);
+    if (W == Where::Volatile)
+      continue;
+    Any = true;
+    Value *InPM = regionCondition(CB, Dst, W);
+    IRBuilder<> B(thenBlockFor(InPM, CB));
+    emitLog(B, Dst, cairn::emitWriteSetSize(B, CB, R.Size), CB);
+  }
+  if (Any)
+    ++NumWriteSetCalls;
+}
+
+} // namespace cairn
