@@ -32,7 +32,7 @@ const char *const kOptimizations[] = {
     "inline-ra2va", "hoist-loop-logs", "elim-dominated-logs",
     "inline-va2ra", "hoist-conversions", "local-ra-cache",
     "readonly-calls-keep-cache", "thread-null-tests", "fold-translation",
-    "plain-loop-chains", "split-translated-phis",
+    "plain-loop-chains", "split-translated-phis", "vector-ptr-stores",
 };
 
 bool exists(const std::string &p) {

@@ -102,6 +102,11 @@ cl::opt<bool> ClHoistConversions(
     "cairn-hoist-conversions", cl::init(true),
     cl::desc("NVL-C's pointer hoisting: convert a loop-invariant pointer "
              "stored into PM once, before the loop"));
+cl::opt<bool> ClVectorPtrStores(
+    "cairn-vector-ptr-stores", cl::init(true),
+    cl::desc("Convert each pointer of a vector-of-pointers store into PM "
+             "inline before the store (else: store, then rewrite the words "
+             "with a runtime call)"));
 cl::opt<bool> ClScanWideStores(
     "cairn-scan-wide-stores", cl::init(true),
     cl::desc("Convert PM-region addresses hidden in 8-byte integer, vector "
@@ -133,6 +138,7 @@ llvm::TrackingStatistic NumLoopChainsPlain = {DEBUG_TYPE, "NumLoopChainsPlain", 
 llvm::TrackingStatistic NumPhisSplit = {DEBUG_TYPE, "NumPhisSplit", "pointer phis of translated values kept as (value, offset)"};
 llvm::TrackingStatistic NumIndexReassociated = {DEBUG_TYPE, "NumIndexReassociated", "variable offsets added to a translation's offset, not its address"};
 llvm::TrackingStatistic NumPtrStores = {DEBUG_TYPE, "NumPtrStores", "pointer stores converted to relative form"};
+llvm::TrackingStatistic NumVecPtrStores = {DEBUG_TYPE, "NumVecPtrStores", "vector-of-pointer stores converted lane by lane"};
 llvm::TrackingStatistic NumNullStores = {DEBUG_TYPE, "NumNullStores", "NULL pointer stores needing no conversion"};
 llvm::TrackingStatistic NumPtrLoads = {DEBUG_TYPE, "NumPtrLoads", "pointer loads converted back"};
 llvm::TrackingStatistic NumPtrLoadsNullOnly = {DEBUG_TYPE, "NumPtrLoadsNullOnly", "pointer loads only compared with NULL"};
@@ -152,7 +158,7 @@ llvm::TrackingStatistic NumWriteSetCalls = {DEBUG_TYPE, "NumWriteSetCalls", "cal
 static TrackingStatistic *const AllStats[] = {
     &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
     &NumLoopLogsHoisted, &NumLogsDominated,
-    &NumPtrStores,  &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
+    &NumPtrStores,  &NumVecPtrStores, &NumNullStores,     &NumPtrLoads,        &NumPtrLoadsNullOnly,
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,

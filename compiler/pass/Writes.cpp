@@ -129,6 +129,47 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     return;
   }
 
+  // A vector of pointers (the vectorizers make these from `a[i] = p` loops and
+  // from neighbouring pointer fields): each lane converted like a scalar
+  // pointer store, the relative forms stored as one vector of integers.
+  // Before, the virtual addresses were stored and a runtime call rewrote them.
+  if (auto *VT = dyn_cast<FixedVectorType>(Ty);
+      VT && ClVectorPtrStores && VT->getElementType()->isPointerTy() &&
+      VT->getNumElements() <= 8 &&
+      DL.getTypeStoreSize(VT->getElementType()).getFixedValue() == 8) {
+    if (ClSkipNullConvert && isa<ConstantAggregateZero>(Val)) {
+      ++NumNullStores;
+      return;
+    }
+    ++NumVecPtrStores;
+    auto [File, Line] = sourceLocation(SI);
+    unsigned N = VT->getNumElements();
+    auto Convert = [&](Instruction *At) {
+      Value *Out = PoisonValue::get(FixedVectorType::get(Int64Ty, N));
+      for (unsigned K = 0; K < N; ++K) {
+        IRBuilder<> B(At);                   // At's block changes as lanes split it
+        if (K == 0)
+          count(B, RelativeStores);
+        Value *Lane = B.CreateExtractElement(Val, K);
+        Value *LaneAddr = B.CreateConstGEP1_64(B.getInt8Ty(), Addr, 8 * K);
+        Value *Rel = emitVa2Ra(At, SI, LaneAddr, Lane, File, Line);
+        Out = IRBuilder<>(At).CreateInsertElement(Out, Rel, K);
+      }
+      cloneStoreWithValue(SI, Out, At);
+    };
+    auto *CI = dyn_cast<ConstantInt>(InPM);
+    if (CI && CI->isOne()) {
+      Convert(SI);
+      SI->eraseFromParent();
+      return;
+    }
+    Instruction *ThenT, *ElseT;
+    SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
+    Convert(ThenT);
+    SI->moveBefore(ElseT);
+    return;
+  }
+
   if (!ClScanWideStores || Size < 8)
     return;
   if (Ty->isIntegerTy(64)) {
