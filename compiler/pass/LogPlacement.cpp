@@ -169,16 +169,56 @@ void CairnInstrumenter::hoistLoopLogs(
 // store's log already covered needs no log of its own: every path to it ran
 // that log first. "Covered" uses the dominating store's logged range (its
 // merged block log when it has one).
+// No call that may end the transaction on any path from E to L, where E
+// dominates L. The blocks of those paths are those reached backward from
+// L's block without crossing E's block (a path that re-enters E's block
+// from its top runs E again, which logs again).
+static bool noBarrierBetween(Instruction *E, Instruction *L,
+                             DenseMap<BasicBlock *, bool> &HasBarrier) {
+  auto BarrierIn = [](BasicBlock::iterator From, BasicBlock::iterator To) {
+    for (auto It = From; It != To; ++It)
+      if (!isBarrierFree(*It))
+        return true;
+    return false;
+  };
+  auto Blocked = [&](BasicBlock *B) {
+    auto [It, New] = HasBarrier.try_emplace(B, false);
+    if (New)
+      It->second = BarrierIn(B->begin(), B->end());
+    return It->second;
+  };
+  BasicBlock *EB = E->getParent(), *LB = L->getParent();
+  if (EB == LB)
+    return !BarrierIn(std::next(E->getIterator()), L->getIterator());
+  if (BarrierIn(std::next(E->getIterator()), EB->end()) ||
+      BarrierIn(LB->begin(), L->getIterator()))
+    return false;
+  SmallVector<BasicBlock *, 16> Work(pred_begin(LB), pred_end(LB));
+  SmallPtrSet<BasicBlock *, 32> Seen;
+  while (!Work.empty()) {
+    BasicBlock *B = Work.pop_back_val();
+    if (B == EB || !Seen.insert(B).second)
+      continue;
+    if (B == LB) {      // around a loop back to L: the rest of L's block too
+      if (BarrierIn(std::next(L->getIterator()), LB->end()))
+        return false;
+      continue;
+    }
+    if (Blocked(B) || Seen.size() > 512)
+      return false;
+    Work.append(pred_begin(B), pred_end(B));
+  }
+  return true;
+}
+
 void CairnInstrumenter::elimDominatedLogs(
     Function &F, ArrayRef<Instruction *> Writes,
     DenseMap<Instruction *, MergedLog> &MergedAt,
     DenseMap<Instruction *, Instruction *> &Covered,
     const std::map<Instruction *, MergedLog> &Hoisted,
     std::map<Instruction *, MergedLog> &Dominated) {
-  for (Instruction &I : instructions(F))
-    if (!isBarrierFree(I))
-      return;
   DominatorTree DT(F); // fresh: loop hoisting may have split blocks
+  DenseMap<BasicBlock *, bool> HasBarrier;
   struct Access {
     StoreInst *SI;
     Value *Base;
@@ -213,7 +253,8 @@ void CairnInstrumenter::elimDominatedLogs(
     for (Access &Earlier : Acc) {
       if (&Earlier == &Later || Earlier.Base != Later.Base ||
           Earlier.LogBegin > Later.Begin || Later.End > Earlier.LogEnd ||
-          !DT.dominates(Earlier.SI, Later.SI))
+          !DT.dominates(Earlier.SI, Later.SI) ||
+          !noBarrierBetween(Earlier.SI, Later.SI, HasBarrier))
         continue;
       Dominated[Later.SI] = {Later.Base, Later.Begin, Later.End, nullptr};
       ++NumLogsDominated;

@@ -1,5 +1,6 @@
-// cairn-elim-dominated-logs: in a function without calls, a store whose
-// range a dominating store logged needs no log of its own.
+// cairn-elim-dominated-logs: a store whose range a dominating store logged
+// needs no log of its own, when no call that may end the transaction lies
+// on any path between them (a call to an unknown function may commit).
 // RUN: -O2 | O2
 // RUN: -O2 -fno-cairn-elim-dominated-logs | NOELIM
 struct acct { long balance; long count; };
@@ -17,4 +18,31 @@ void deposit(struct acct *a, long v, int fee)
     a->count++;
     if (fee)
         a->balance -= 1;   /* same bytes, dominated by the first store */
+}
+
+void audit(struct acct *a);
+
+// The call is on a path between the first store and the last (it may end
+// the transaction): the last store keeps its log. The store before the call
+// covers the one right after the first: eliminated.
+// O2-LABEL: define {{.*}}@withdraw(
+// O2: call void @cairn__log_store(ptr %0, i64 16,
+// O2-NOT: call void @cairn__log_store
+// O2: call void @audit(
+// O2: call void @cairn__log_store(ptr %0, i64 8,
+// O2: ret void
+// NOELIM-LABEL: define {{.*}}@withdraw(
+// NOELIM: call void @cairn__log_store(ptr %0, i64 16,
+// NOELIM: call void @cairn__log_store(ptr %0, i64 8,
+// NOELIM: call void @audit(
+// NOELIM: call void @cairn__log_store(ptr %0, i64 8,
+void withdraw(struct acct *a, long v, int slow)
+{
+    a->balance -= v;
+    a->count++;
+    if (v > 100)
+        a->balance -= 2;   /* no call since the first store: no log */
+    if (slow)
+        audit(a);
+    a->balance -= 1;       /* a call on one path before it: logged */
 }
