@@ -413,3 +413,9 @@ def test_pass_converts_vector_pointer_stores_inline(cairn_cc, tmp_path):
     off = stats("-fno-cairn-vector-ptr-stores")
     assert re.search(r"\b0 cairn - vector-of-pointer stores converted", off), off
     assert int(re.search(r"(\d+) cairn - wide stores and copies scanned", off).group(1)) >= 1
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_store_after_a_call_that_ends_the_transaction_is_logged(exe, pool_path, opt):
+    r = run([exe("tx_cycle", opt), pool_path])
+    assert r.returncode == 0 and "balance 10 count 1" in r.stdout, r.stdout + r.stderr
