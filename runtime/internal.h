@@ -94,13 +94,6 @@ struct log_rec {
     uint64_t len;
     uint64_t checksum;
 };
-/* A record's checksum: the lane generation, its first two words, its data. */
-static inline uint64_t cairn__rec_checksum(uint64_t gen, uint64_t kind_off, uint64_t len,
-                                           const void *data, uint64_t dlen)
-{
-    uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
-    return cairn__hash(data, dlen, gen * 0xd6e8feb86659fd93ULL ^ kind_off ^ (len << 1));
-}
 /* The generation shares its cache line with the first record, so a small
  * transaction touches two lines (record+mark, data), not three. */
 struct lane_hdr {
@@ -219,6 +212,13 @@ void cairn__describe_caller(void *ra, char *buf, size_t len);
 
 /* ---- checksums ---- */
 uint64_t cairn__hash(const void *data, size_t len, uint64_t seed);
+/* An undo record's checksum: the lane generation, its first two words, its
+ * data (tx.c writes it, recover.c checks it). */
+static inline uint64_t cairn__rec_checksum(uint64_t gen, uint64_t kind_off, uint64_t len,
+                                           const void *data, uint64_t dlen)
+{
+    return cairn__hash(data, dlen, gen * 0xd6e8feb86659fd93ULL ^ kind_off ^ (len << 1));
+}
 
 /* ---- persist.c ---- */
 void cairn__persist_init(void);

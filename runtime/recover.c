@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-
 /* Walk the valid records of a lane in order. fn may be NULL. Returns the
  * number of UNDO records seen, or -1 with why filled for a lane that is
  * structurally impossible (not merely ending in a torn record). */

@@ -199,7 +199,6 @@ static void mark_protected(uintptr_t lo, uintptr_t hi)
 }
 
 /* ---- the log ---- */
-
 static char *lane_area(cairn_pool *pool, unsigned lane)
 {
     return pool->base + pool->hdr->lanes_off + (uint64_t)lane * pool->hdr->lane_size;
@@ -604,8 +603,6 @@ void cairn_tx_abort(void)
             memcpy(dst, r + 1, r->len);
             cairn__flush_range(pool, dst, r->len);
         }
-    }
-    if (T.nrecs) {
         cairn__ofence_pool(pool);           /* restored data before retiring the log */
         retire_log();
     }

@@ -128,6 +128,13 @@ static void erase(struct root *r, int ds, long key)
     }
 }
 
+/* -DLOOKUP_PAD='__asm__ volatile(".rept 13; nop; .endr")': extra instructions
+ * after each hash lookup, to measure what an added instruction costs there
+ * (docs/RESULTS.md, cairn cc bench run 6); empty otherwise */
+#ifndef LOOKUP_PAD
+#define LOOKUP_PAD ((void)0)
+#endif
+
 /* inlined into each loop that calls it (the timed one and the warm-up), as
  * it was when the timed loop was in main */
 static inline __attribute__((always_inline)) long lookup(struct root *r, int ds, long key)
@@ -135,7 +142,7 @@ static inline __attribute__((always_inline)) long lookup(struct root *r, int ds,
     struct item probe = { .key = key }, *it = NULL;
     switch (ds) {
     case LIST: for (it = r->list; it && it->key != key; it = it->next) ; break;
-    case HASH: HASH_FIND(hh, r->hash, &key, sizeof key, it); break;
+    case HASH: HASH_FIND(hh, r->hash, &key, sizeof key, it); LOOKUP_PAD; break;
     case RB: it = RB_FIND(rbt, &r->rb, &probe); break;
     case SPLAY: it = SPLAY_FIND(spt, &r->sp, &probe); break;
     }

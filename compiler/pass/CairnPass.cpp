@@ -15,8 +15,6 @@
 // cl::opt to turn it off and a STATISTIC (cairn-cc -mllvm -stats).
 //===----------------------------------------------------------------------===//
 #include "Instrumenter.h"
-#include "TraceInstrument.h"
-#include "WriteSet.h"
 
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
@@ -27,7 +25,7 @@ namespace cairn {
 
 // ---- options: one per optimization or policy -------------------------------
 cl::opt<bool> ClEnabled("cairn", cl::init(true),
-                               cl::desc("Run cairn instrumentation at all"));
+                        cl::desc("Run cairn instrumentation at all"));
 cl::opt<bool> ClSkipVolatile(
     "cairn-skip-volatile", cl::init(true),
     cl::desc("Do not check writes proven to target the stack, globals or "

@@ -41,8 +41,6 @@
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -202,6 +200,8 @@ private:
                         DenseMap<Instruction *, Instruction *> &Covered,
                         const std::map<Instruction *, MergedLog> &Hoisted);
   void instrumentStore(StoreInst *SI, const MergedLog *Merged);
+  void storeRelativeInPM(StoreInst *SI, Value *InPM,
+                         function_ref<Value *(Instruction *At)> Make);
   void instrumentPointerRead(Instruction *I);
   void threadNullTest(PHINode *Phi, Value *VA);
   SmallVector<std::pair<PHINode *, Value *>, 16> ConvertedPhis;

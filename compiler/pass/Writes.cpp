@@ -86,6 +86,26 @@ static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
   return NS;
 }
 
+// A pointer store into PM stores the relative form that Make builds before
+// At; elsewhere (the region test InPM false) the original store runs.
+void CairnInstrumenter::storeRelativeInPM(
+    StoreInst *SI, Value *InPM, function_ref<Value *(Instruction *At)> Make) {
+  auto Emit = [&](Instruction *At) {
+    IRBuilder<> B(At);
+    count(B, RelativeStores);
+    cloneStoreWithValue(SI, Make(At), At);
+  };
+  if (auto *CI = dyn_cast<ConstantInt>(InPM); CI && CI->isOne()) {
+    Emit(SI);
+    SI->eraseFromParent();
+    return;
+  }
+  Instruction *ThenT, *ElseT;
+  SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
+  Emit(ThenT);
+  SI->moveBefore(ElseT);
+}
+
 // Merged: the log that already covers this store (cairn-merge-logs), if any.
 void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) {
   bool NeedLog = !Merged;
@@ -110,22 +130,9 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     // In PM the slot gets the relative form; elsewhere the plain address.
     ++NumPtrStores;
     auto [File, Line] = sourceLocation(SI);
-    auto *CI = dyn_cast<ConstantInt>(InPM);
-    if (CI && CI->isOne()) {
-      IRBuilder<> B(SI);
-      count(B, RelativeStores);
-      Value *Rel = emitVa2Ra(SI, SI, Addr, Val, File, Line);
-      cloneStoreWithValue(SI, Rel, SI);
-      SI->eraseFromParent();
-      return;
-    }
-    Instruction *ThenT, *ElseT;
-    SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
-    IRBuilder<> B(ThenT);
-    count(B, RelativeStores);
-    Value *Rel = emitVa2Ra(ThenT, SI, Addr, Val, File, Line);
-    cloneStoreWithValue(SI, Rel, ThenT);
-    SI->moveBefore(ElseT);
+    storeRelativeInPM(SI, InPM, [&](Instruction *At) {
+      return emitVa2Ra(At, SI, Addr, Val, File, Line);
+    });
     return;
   }
 
@@ -144,29 +151,17 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     ++NumVecPtrStores;
     auto [File, Line] = sourceLocation(SI);
     unsigned N = VT->getNumElements();
-    auto Convert = [&](Instruction *At) {
+    storeRelativeInPM(SI, InPM, [&](Instruction *At) {
       Value *Out = PoisonValue::get(FixedVectorType::get(Int64Ty, N));
       for (unsigned K = 0; K < N; ++K) {
         IRBuilder<> B(At);                   // At's block changes as lanes split it
-        if (K == 0)
-          count(B, RelativeStores);
         Value *Lane = B.CreateExtractElement(Val, K);
         Value *LaneAddr = B.CreateConstGEP1_64(B.getInt8Ty(), Addr, 8 * K);
         Value *Rel = emitVa2Ra(At, SI, LaneAddr, Lane, File, Line);
         Out = IRBuilder<>(At).CreateInsertElement(Out, Rel, K);
       }
-      cloneStoreWithValue(SI, Out, At);
-    };
-    auto *CI = dyn_cast<ConstantInt>(InPM);
-    if (CI && CI->isOne()) {
-      Convert(SI);
-      SI->eraseFromParent();
-      return;
-    }
-    Instruction *ThenT, *ElseT;
-    SplitBlockAndInsertIfThenElse(InPM, SI, &ThenT, &ElseT, Unlikely);
-    Convert(ThenT);
-    SI->moveBefore(ElseT);
+      return Out;
+    });
     return;
   }
 

@@ -1,0 +1,73 @@
+"""Compare any builds of ds_bench.c the way `cairn cc bench` compares its
+three: all alive at once on one CPU, taking turns running slices, fresh
+processes every round; ratios are per-slice against the first build.
+
+    .venv/bin/python compiler/bench/paired_slices.py STRUCTURE WORKLOAD ROUNDS SLICES \\
+        NAME=BINARY:dram|pm ...
+
+Example (docs/RESULTS.md, run 6): clang's build against itself (an A/A
+control) and against cairn-cc's, 30 rounds of 10 slices of uthash lookups:
+
+    paired_slices.py uthash read 30 10 clang=./clang:dram clang2=./clang:dram cc=./cc:dram
+
+Prints each round's median ratios, then per build the median ns/op and the
+median (p25-p75) of the per-slice ratios."""
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from cairn.commands.cc import _quantile, _serve, _slice  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("structure")
+    ap.add_argument("workload")
+    ap.add_argument("rounds", type=int)
+    ap.add_argument("slices", type=int)
+    ap.add_argument("builds", nargs="+", metavar="NAME=BINARY:MODE")
+    ap.add_argument("--n", type=int, default=100000)
+    ap.add_argument("--ops", type=int, default=1000000)
+    ap.add_argument("--cpu", default="1")
+    ap.add_argument("--dir", default="/dev/shm")
+    a = ap.parse_args()
+    builds = []
+    for b in a.builds:
+        name, _, rest = b.partition("=")
+        exe, _, mode = rest.rpartition(":")
+        if not name or not exe or mode not in ("dram", "pm"):
+            ap.error(f"{b!r}: want NAME=BINARY:dram or NAME=BINARY:pm")
+        builds.append((name, exe, mode))
+    cfg = SimpleNamespace(n=a.n, ops=a.ops, slices=a.slices, cpu=a.cpu)
+    names = [b[0] for b in builds]
+    times = {nm: [] for nm in names}
+    for rnd in range(a.rounds):
+        procs = {nm: _serve(exe, mode, Path(a.dir) / f"paired-slices-{nm}.pool", cfg,
+                            a.structure, a.workload) for nm, exe, mode in builds}
+        try:
+            for k in range(a.slices):
+                for nm in names[k % len(names):] + names[:k % len(names)]:
+                    times[nm].append(_slice(procs[nm]))
+        finally:
+            for p in procs.values():
+                p.stdin.close()
+                p.wait()
+        base = times[names[0]][-a.slices:]
+        print(f"round {rnd}", " ".join(
+            f"{nm}={statistics.median(x / b for x, b in zip(times[nm][-a.slices:], base)):.2f}"
+            for nm in names[1:]), f"{names[0]}={statistics.median(base):.0f}ns", flush=True)
+    for nm in names:
+        rs = [x / b for x, b in zip(times[nm], times[names[0]])]
+        print(f"{nm:12s} median {statistics.median(times[nm]):9.1f} ns  ratio "
+              f"{statistics.median(rs):.3f} (p25 {_quantile(rs, 0.25):.3f} "
+              f"p75 {_quantile(rs, 0.75):.3f})")
+    for nm, _, _ in builds:
+        (Path(a.dir) / f"paired-slices-{nm}.pool").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
