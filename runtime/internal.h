@@ -139,6 +139,7 @@ struct cairn_pool {
     bool      inherited;              /* we are a fork child: read-only view */
     bool      no_persist;             /* a private copy being checked: never flush */
     bool      copy_on_fork;           /* a persistent heap: fork children get a copy */
+    char     *fork_snap;              /* that copy, made just before fork (pool.c) */
     /* check.c: told of pointers that lead to no object */
     void    (*bad_ptr)(void *ctx, uint64_t from_off, uint64_t to_off);
     void     *bad_ptr_ctx;

@@ -46,6 +46,8 @@ static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t open_counter;
 
 static void atexit_close_all(void);
+static void atfork_prepare(void);
+static void atfork_parent(void);
 static void atfork_child(void);
 
 __attribute__((constructor)) static void cairn_init(void)
@@ -69,7 +71,7 @@ __attribute__((constructor)) static void cairn_init(void)
     }
     cairn__trace_init();                /* its atexit runs after the one below */
     atexit(atexit_close_all);
-    pthread_atfork(NULL, NULL, atfork_child);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     cairn__install_segv_handler();
 }
 
@@ -555,16 +557,14 @@ void cairn__pool_copy_on_fork(cairn_pool *pool)
     pool->copy_on_fork = true;
 }
 
-/* In the child: replace the shared mapping by a private anonymous copy at
- * the same address (so no pointer changes), copying only the file's data
- * extents (pools are sparse). The copy is never flushed and never touches
- * the parent's file again. Returns -1 when it could not be made. */
-static int fork_copy(cairn_pool *p)
+/* A private anonymous copy of the pool's data extents (pools are sparse),
+ * or NULL when it could not be made. */
+static char *data_copy(cairn_pool *p)
 {
     size_t len = p->size;
     char *copy = mmap(NULL, len, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (copy == MAP_FAILED) return -1;
+    if (copy == MAP_FAILED) return NULL;
     off_t off = 0, end;
     while (off < (off_t)len) {
         off_t data = lseek(p->fd, off, SEEK_DATA);
@@ -577,6 +577,47 @@ static int fork_copy(cairn_pool *p)
         memcpy(copy + data, p->base + data, (size_t)(end - data));
         off = end;
     }
+    return copy;
+}
+
+/* Before fork, in the forking thread: copy each persistent heap, so that
+ * the child's heap is the heap as it was when fork was called, as the rest
+ * of its memory is. (Copied in the child instead, the parent running on
+ * after fork returned could change the heap under the copy.) The copy is a
+ * private anonymous mapping: fork gives the child its own copy-on-write
+ * view of it, and the parent unmaps its own right after. Other threads of
+ * the parent are not stopped: what they write to the heap while the copy
+ * is made may or may not be in the child's, as it may or may not be in a
+ * fork child's memory anyway. */
+static void atfork_prepare(void)
+{
+    for (int i = 0; i < region_slots; i++) {
+        cairn_pool *p = slot_pool[i];
+        if (p && p->copy_on_fork && !p->inherited && p->fd >= 0)
+            p->fork_snap = data_copy(p);
+    }
+}
+
+static void atfork_parent(void)
+{
+    for (int i = 0; i < region_slots; i++) {
+        cairn_pool *p = slot_pool[i];
+        if (p && p->fork_snap) {
+            munmap(p->fork_snap, p->size);
+            p->fork_snap = NULL;
+        }
+    }
+}
+
+/* In the child: put the copy made before fork at the pool's address (so no
+ * pointer changes). The copy is never flushed and never touches the
+ * parent's file again. Returns -1 when it could not be made. */
+static int fork_copy(cairn_pool *p)
+{
+    size_t len = p->size;
+    char *copy = p->fork_snap;
+    p->fork_snap = NULL;
+    if (!copy) return -1;
     if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p->base) == MAP_FAILED) {
         munmap(copy, len);
         return -1;

@@ -185,7 +185,8 @@ def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
     assert r.returncode == 0 and (tmp_path / "env.pool").exists()
 
 
-HEAP_ENDS = {"exit": 0, "abort": -signal.SIGABRT, "_exit": 3, "exec": 0, "fork": 0}
+HEAP_ENDS = {"exit": 0, "abort": -signal.SIGABRT, "_exit": 3, "exec": 0, "fork": 0,
+             "fork_race": 0}
 
 
 @pytest.mark.parametrize("mode", sorted(HEAP_ENDS))
@@ -206,6 +207,8 @@ def test_persistent_heap_default_leaves_no_file(exe, tmp_path, mode):
     assert not Path(f"/dev/shm/cairn-heap-{p.pid}.pool").exists()
     if mode == "fork":
         assert "child exit 0" in out and "parent sum 1528" in out
+    if mode == "fork_race":    # the child's heap is the heap at the fork
+        assert "child sees 1\nparent sees 2, child exit 0" in out
 
 
 ENOUGH = Path("/usr/share/doc/zlib1g-dev/examples/enough.c")

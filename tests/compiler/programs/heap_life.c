@@ -1,8 +1,12 @@
 /* heap_life.c -- how a persistent heap (cairn-cc --persistent-heap) ends.
- *   heap_life MODE   MODE = exit | abort | _exit | exec | fork
+ *   heap_life MODE   MODE = exit | abort | _exit | exec | fork | fork_race
  * Builds a list in the heap, then leaves by MODE. "fork": the child changes
  * the list and allocates, the parent must not see it (the child's heap is
- * its own copy, as with malloc). Prints what a clang build prints, plus
+ * its own copy, as with malloc). "fork_race": the parent changes the heap
+ * right after fork returns, while the child reads it: the child must see
+ * the heap as it was at the fork (a copy made in the child, after fork
+ * returned, would see the parent's change; 96 MiB of heap before the
+ * watched word make that copy slow enough to lose the race). Prints what a clang build prints, plus
  * on stderr whether the heap file is still visible by name. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +58,31 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "exec")) {
         execl("/bin/sh", "sh", "-c", "echo exec done", (char *)NULL);
         return 1;
+    }
+    if (!strcmp(mode, "fork_race")) {
+        enum { NBLK = 96, BLK = 1 << 20 };
+        char *blk[NBLK];
+        for (int i = 0; i < NBLK; i++) memset(blk[i] = malloc(BLK), i + 1, BLK);
+        long *word = (long *)(blk[NBLK - 1] + BLK - 64);   /* copied last */
+        *word = 1;
+        int go[2];
+        if (pipe(go) != 0) return 1;
+        pid_t pid = fork();
+        if (pid == 0) {
+            char c;
+            close(go[1]);
+            if (read(go[0], &c, 1) != 1) _exit(2);       /* after the parent's store */
+            printf("child sees %ld\n", *word);
+            fflush(stdout);
+            _exit(0);
+        }
+        *word = 2;                          /* the parent goes on at once */
+        if (write(go[1], "x", 1) != 1) return 1;
+        int st = 0;
+        waitpid(pid, &st, 0);
+        printf("parent sees %ld, child exit %d\n", *word,
+               WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        for (int i = 0; i < NBLK; i++) free(blk[i]);
     }
     if (!strcmp(mode, "fork")) {
         pid_t pid = fork();
