@@ -393,6 +393,10 @@ void cairn__trace_ev(unsigned type, unsigned aux, const cairn_pool *pool, uint64
 void cairn__trace_mem(unsigned type, unsigned aux, const void *p, uint64_t arg);
 void cairn__trace_pool_open(const cairn_pool *pool, unsigned how);
 void cairn__trace_pool_close(const cairn_pool *pool);    /* also writes every buffer out */
+/* a store the runtime makes for the program (cairn_ptr_store): a `store`
+ * event at the caller's file:line, named as the function `func` */
+void cairn__trace_api_store(const void *addr, uint64_t size, const char *file, int line,
+                            const char *func);
 
 /* ---- check.c ---- */
 struct cairn_check_report {

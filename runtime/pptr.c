@@ -87,6 +87,8 @@ void cairn__ptr_store_at(void *pm_slot, const void *target, const char *file, in
     else if (sp && cairn__gc_on(sp))
         cairn__gc_barrier(sp, (uintptr_t)pm_slot, (uintptr_t)pm_slot + sizeof v);
     __atomic_store_n((uint64_t *)pm_slot, v, __ATOMIC_RELAXED);
+    if (__builtin_expect(cairn__tracing(), 0))
+        cairn__trace_api_store(pm_slot, sizeof v, file, line, "cairn_ptr_store");
 }
 
 #undef cairn_ptr_store

@@ -391,6 +391,53 @@ void cairn__trace_store(const void *addr, uint64_t size, struct cairn__trace_sit
     hook_leave();
 }
 
+/* Stores the runtime makes on the program's behalf (cairn_ptr_store from
+ * plain C: its 8 bytes are the program's store, not an implied write like
+ * a log record). Their sites come from the caller's file:line, not from a
+ * static struct the compiler made, so the runtime keeps one site per
+ * (file, line, function) in a small table; past its size they share one. */
+enum { API_SITES = 512 };
+static struct api_site { struct cairn__trace_site site; uint64_t key; } *api_sites[API_SITES];
+static pthread_mutex_t api_sites_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct cairn__trace_site *api_site(const char *file, int line, const char *func)
+{
+    static struct cairn__trace_site overflow = { 0, 0, "", "(more sites)" };
+    uint64_t key = cairn__hash(file, strlen(file), (uint64_t)(uint32_t)line * 0x9e3779b97f4a7c15ull);
+    key = cairn__hash(func, strlen(func), key);
+    struct cairn__trace_site *found = &overflow;
+    pthread_mutex_lock(&api_sites_lock);
+    for (unsigned i = 0; i < API_SITES; i++) {
+        struct api_site **e = &api_sites[(key + i) % API_SITES];
+        if (*e && (*e)->key == key && (*e)->site.line == (uint32_t)line &&
+            !strcmp((*e)->site.file, file) && !strcmp((*e)->site.func, func)) {
+            found = &(*e)->site;
+            break;
+        }
+        if (!*e) {
+            struct api_site *n = malloc(sizeof *n);
+            char *f = strdup(file), *fn = strdup(func);
+            if (n && f && fn) {
+                *n = (struct api_site){ { 0, (uint32_t)line, f, fn }, key };
+                *e = n;
+                found = &n->site;
+            } else {
+                free(n); free(f); free(fn);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&api_sites_lock);
+    return found;
+}
+
+void cairn__trace_api_store(const void *addr, uint64_t size, const char *file, int line,
+                            const char *func)
+{
+    if (!cairn__tracing()) return;
+    cairn__trace_store(addr, size, api_site(file ? file : "", line, func ? func : ""));
+}
+
 /* ---- start and end ---- */
 static void trace_finish(void)
 {

@@ -4,7 +4,8 @@
  * path; a SIGKILLed run parses up to its last whole record, and everything
  * before a cairn_pool_close is in the file; fork, exec and %p; a signal
  * handler writing events while its thread records one (a child that hangs
- * is stopped after 120 s).
+ * is stopped after 120 s); cairn_ptr_store from plain C is a `store` event
+ * at its caller's file:line.
  *
  * Each case runs this program again (/proc/self/exe CASE) with CAIRN_TRACE
  * set, because tracing starts when the runtime loads; the parent reads the
@@ -115,6 +116,20 @@ static void case_one_tx(void)
            (unsigned long long)s.dfences, (unsigned long long)s.log_entries,
            (unsigned long long)((char *)&r->a - (char *)r));
     child_done(p, "one_tx");
+}
+
+/* cairn_ptr_store from plain C, outside a transaction and in one, twice
+ * from the same line */
+static void case_ptr_store(void)
+{
+    struct root *r;
+    cairn_pool *p = child_pool("ptr_store", &r);
+    int line = __LINE__; cairn_ptr_store(&r->a, &r->b);
+    for (int i = 0; i < 2; i++) CAIRN_TX(p) { cairn_ptr_store(&r->b, &r->buf[i]); }
+    printf("line=%d a=%llu b=%llu buf=%llu\n", line, (unsigned long long)((char *)&r->a - (char *)r),
+           (unsigned long long)((char *)&r->b - (char *)r),
+           (unsigned long long)((char *)r->buf - (char *)r));
+    child_done(p, "ptr_store");
 }
 
 static void case_nested_abort(void)
@@ -249,6 +264,37 @@ static size_t find(const struct trace *t, size_t from, unsigned type)
     return t->n;
 }
 
+/* the names a `site` record gives site id `id` ("file\0function\0", from
+ * the data records after it, all written by thread 0); returns their length */
+static size_t site_names(const char *path, uint32_t id, char *out, size_t cap, uint64_t *line)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    static char buf[8 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f), pos = 64, n = 0;
+    fclose(f);
+    int in_site = 0;
+    while (pos + 32 <= len) {
+        uint32_t nrec;
+        memcpy(&nrec, buf + pos + 8, 4);
+        pos += 32;
+        for (uint32_t k = 0; k < nrec && pos + 32 <= len; k++, pos += 32) {
+            struct rec r;
+            memcpy(&r, buf + pos, 32);
+            if (r.type == TR_SITE) {
+                in_site = r.loc == id;
+                if (in_site) *line = r.arg;
+            } else if (r.type == TR_DATA && in_site) {
+                for (unsigned b = 0; b < r.aux && n + 1 < cap; b++) out[n++] = buf[pos + 2 + b];
+            } else {
+                in_site = 0;
+            }
+        }
+    }
+    out[n] = 0;
+    return n;
+}
+
 static int forced_flushes(void)
 {
     const char *e = getenv("CAIRN_PMEM_FORCE");
@@ -331,6 +377,38 @@ static void nested_abort(void)
     size_t al = find(&t, b, TR_ALLOC);
     REQUIRE(al < t.n);
     CHECK(t.r[al].arg >= 100 && t.r[al].addr == t.r[find(&t, al, TR_FREE)].addr);
+    unlink(f);
+}
+
+static void ptr_store(void)
+{
+    const char *f = trace_file("ptr_store");
+    char out[4096];
+    run_case("ptr_store", f, out, sizeof out);
+    unsigned long long oa, ob, obuf;
+    int line;
+    REQUIRE(sscanf(out, "line=%d a=%llu b=%llu buf=%llu", &line, &oa, &ob, &obuf) == 4);
+    struct trace t;
+    REQUIRE(read_trace(f, &t) == 0);
+    uint64_t root = t.r[find(&t, 0, TR_ALLOC)].addr;
+    size_t s[3], k = 0;
+    for (size_t i = 0; i < t.n && k < 3; i++)
+        if (t.r[i].type == TR_STORE) s[k++] = i;
+    REQUIRE(k == 3 && count(&t, TR_STORE, -1) == 3);
+    /* the slot and the bytes that reached it (the relative form) */
+    CHECK(t.r[s[0]].size == 8 && t.r[s[0]].addr == root + oa && t.r[s[0]].arg == root + ob);
+    CHECK(t.r[s[1]].addr == root + ob && t.r[s[1]].arg == root + obuf);
+    CHECK(t.r[s[2]].addr == root + ob && t.r[s[2]].arg == root + obuf + 1);
+    /* the second and third come from one line: one site; the first another */
+    CHECK(t.r[s[1]].loc == t.r[s[2]].loc && t.r[s[0]].loc != t.r[s[1]].loc && t.r[s[0]].loc);
+    /* the stores in transactions come after their undo records */
+    CHECK(find(&t, 0, TR_TX_BEGIN) < s[1] && t.r[s[1] - 1].type != TR_TX_BEGIN);
+    /* the first site is named: this file, its line, cairn_ptr_store */
+    char names[512];
+    uint64_t site_line = 0;
+    REQUIRE(site_names(f, t.r[s[0]].loc, names, sizeof names, &site_line) > 0);
+    CHECK(strstr(names, "test_trace.c") && !strcmp(names + strlen(names) + 1, "cairn_ptr_store"));
+    CHECK(site_line == (uint64_t)line);
     unlink(f);
 }
 
@@ -482,6 +560,7 @@ int main(int argc, char **argv)
     if (argc == 2) {
         if (!strcmp(argv[1], "one_tx")) case_one_tx();
         else if (!strcmp(argv[1], "nested")) case_nested_abort();
+        else if (!strcmp(argv[1], "ptr_store")) case_ptr_store();
         else if (!strcmp(argv[1], "threads")) case_threads();
         else if (!strcmp(argv[1], "killed")) case_killed();
         else if (!strcmp(argv[1], "close_then_kill")) case_close_then_kill();
@@ -493,6 +572,7 @@ int main(int argc, char **argv)
     }
     RUN(one_tx);
     RUN(nested_abort);
+    RUN(ptr_store);
     RUN(threads);
     RUN(off_and_bad_path);
     RUN(killed);
