@@ -193,6 +193,10 @@ void     cairn__pool_copy_on_fork(cairn_pool *pool);
 /* Undo-log hook: called before a store of len bytes at addr that may be PM.
  * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
 void     cairn__log_store(const void *addr, size_t len, const char *file, int line);
+/* Called by cairn-cc after each setjmp returns (r: its value), with the
+ * transaction depth when it was called: a longjmp that left levels of a
+ * transaction open marks them, and a later begin stops (docs/compiler.md). */
+void     cairn__tx_setjmp_returned(int r, int depth_at_setjmp, const char *file, int line);
 
 /* Store tracing (cairn-cc --trace; docs/runtime.md "Traces"). After each
  * write that may reach PM the pass calls cairn__trace_store with the bytes

@@ -80,6 +80,9 @@ struct tx {
     struct vec frees;           /* void *: freed here (applied at commit) */
     bool flush_needed;
     const char *scope_frame;    /* the outermost CAIRN_TX block's, NULL if by cairn_tx_begin */
+    int left_above;             /* > 0: levels >= this were left by a longjmp (cairn-cc) */
+    int left_line;
+    const char *left_file;      /* the setjmp it landed at */
 };
 static CAIRN_TLS struct tx T;
 
@@ -452,6 +455,36 @@ static void tx_reset(void)
     T.pool = NULL;
     T.ext_cur = NULL;
     T.scope_frame = NULL;
+    T.left_above = 0;
+}
+
+/* ---- longjmp out of a transaction, seen at the setjmp (cairn-cc) ----
+ * cairn-cc calls this after every setjmp returns. When a longjmp lands
+ * with the transaction deeper than it was at the setjmp, the levels above
+ * were left without their commits: a begin now would nest into a
+ * transaction whose outer code is gone and that never commits. The
+ * program may abort it (the documented answer) or commit the left levels
+ * (its choice); a begin first stops. This sees what the CAIRN_TX frame test
+ * cannot: a new begin from a frame as deep as the left one, and plain
+ * cairn_tx_begin. */
+void cairn__tx_setjmp_returned(int r, int depth_at_setjmp, const char *file, int line)
+{
+    if (r != 0 && T.depth > depth_at_setjmp && depth_at_setjmp >= 0) {
+        T.left_above = depth_at_setjmp + 1;
+        T.left_file = file;
+        T.left_line = line;
+    }
+}
+
+_Noreturn static void left_violation(const char *what)
+{
+    cairn__violation("%s at depth %d, but the transaction's levels from depth %d up were left "
+                     "by a longjmp to the setjmp at %s:%d (their commits never ran) on %s; the "
+                     "process stops and the pool rolls the open transaction back at the next "
+                     "open. After a longjmp out of a transaction, call cairn_tx_abort() where "
+                     "setjmp returns the second time (docs/compiler.md)",
+                     what, T.depth, T.left_above, T.left_file ? T.left_file : "?", T.left_line,
+                     T.pool ? T.pool->path : "?");
 }
 
 /* ---- public ---- */
@@ -472,6 +505,7 @@ int cairn_tx_begin(cairn_pool *pool)
                        "a transaction covers one pool", T.pool->path);
             return -1;
         }
+        if (__builtin_expect(T.left_above > 0, 0)) left_violation("cairn_tx_begin");
         T.depth++;
         CAIRN_TRACE_EV(ev, TR_TX_BEGIN, (unsigned)T.depth, pool, T.lane);
         return 0;
@@ -558,6 +592,7 @@ int cairn_tx_commit(void)
     if (T.depth > 1) {
         CAIRN_TRACE_EV(ev, TR_TX_COMMIT, (unsigned)T.depth, T.pool, T.lane);
         T.depth--;
+        if (T.depth < T.left_above) T.left_above = 0;   /* the left levels are closed */
         return 0;
     }
     if (T.flush_needed || T.clob.n) {

@@ -152,6 +152,7 @@ llvm::TrackingStatistic NumWideNotAddress = {DEBUG_TYPE, "NumWideNotAddress", "w
 llvm::TrackingStatistic NumMemIntrinsics = {DEBUG_TYPE, "NumMemIntrinsics", "memset/memcpy/memmove instrumented"};
 llvm::TrackingStatistic NumAtomics = {DEBUG_TYPE, "NumAtomics", "cmpxchg/atomicrmw instrumented"};
 llvm::TrackingStatistic NumWriteSetCalls = {DEBUG_TYPE, "NumWriteSetCalls", "calls instrumented from write-set files"};
+llvm::TrackingStatistic NumSetjmps = {DEBUG_TYPE, "NumSetjmps", "setjmp calls watched for longjmps out of transactions"};
 
 static TrackingStatistic *const AllStats[] = {
     &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
@@ -160,7 +161,8 @@ static TrackingStatistic *const AllStats[] = {
     &NumIntToPtr,   &NumRa2VaInline,    &NumWideScans,       &NumMemIntrinsics,
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
-    &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated};
+    &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
+    &NumSetjmps};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -422,7 +424,44 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
     splitTranslatedPhis(F);
   FoldedVA.clear();
   finishLocalCache(F);
-  return !Writes.empty() || !PointerReads.empty();
+  bool Watched = watchSetjmps(F);
+  return !Writes.empty() || !PointerReads.empty() || Watched;
+}
+
+// A longjmp out of a transaction leaves it open (docs/compiler.md,
+// "setjmp/longjmp"). At each setjmp the transaction depth is saved in a
+// volatile slot of its own (a value kept in a register or a reused spill
+// slot is not reliable when setjmp returns the second time); after setjmp
+// returns, the runtime is told both, and when the return is a longjmp's
+// and the depth is now greater, the levels above are marked as left: the
+// next begin or commit stops with this setjmp's file:line instead of
+// nesting into a transaction that can never commit.
+bool CairnInstrumenter::watchSetjmps(Function &F) {
+  SmallVector<CallBase *, 4> Calls;
+  for (Instruction &I : instructions(F))
+    if (auto *CB = dyn_cast<CallBase>(&I))
+      if (Function *Callee = CB->getCalledFunction())
+        if (Callee->getName().contains("setjmp") &&
+            CB->hasFnAttr(Attribute::ReturnsTwice) &&
+            CB->getType()->isIntegerTy(32) && !isa<InvokeInst>(CB))
+          Calls.push_back(CB);
+  if (Calls.empty())
+    return false;
+  FunctionCallee Depth = M.getOrInsertFunction("cairn_tx_active", Int32Ty);
+  FunctionCallee Returned = M.getOrInsertFunction(
+      "cairn__tx_setjmp_returned", Type::getVoidTy(Ctx), Int32Ty, Int32Ty, PtrTy, Int32Ty);
+  IRBuilder<> EB(&*F.getEntryBlock().getFirstInsertionPt());
+  for (CallBase *CB : Calls) {
+    AllocaInst *Slot = EB.CreateAlloca(Int32Ty, nullptr, "cairn.setjmp.depth");
+    IRBuilder<> B(CB);
+    B.CreateStore(B.CreateCall(Depth), Slot, /*isVolatile=*/true);
+    B.SetInsertPoint(CB->getNextNode());
+    auto [File, Line] = sourceLocation(CB);
+    B.CreateCall(Returned, {CB, B.CreateLoad(Int32Ty, Slot, /*isVolatile=*/true),
+                            File, Line});
+    ++NumSetjmps;
+  }
+  return true;
 }
 
 

@@ -140,6 +140,7 @@ public:
     initialize();
   }
   // LI/SE/DT may be null (no loop hoisting).
+  bool watchSetjmps(Function &F);
   bool instrumentFunction(Function &F, LoopInfo *LI, ScalarEvolution *SE,
                           DominatorTree *DT);
 

@@ -271,8 +271,8 @@ def test_cairn_pm_refuses_mixing_at_compile_time(cairn_cc, tmp_path):
     assert r.returncode != 0 and "address space" in r.stderr
 
 
-def _jmp_sig(exe, pool_path, mode):
-    prog = exe("jmp_sig", "-O2")
+def _jmp_sig(exe, pool_path, mode, opt="-O2"):
+    prog = exe("jmp_sig", opt)
     r = run([prog, pool_path, mode])
     check = run([prog, pool_path, "check"])
     assert check.returncode == 0, check.stderr
@@ -312,6 +312,36 @@ def test_longjmp_mistakes_stop_and_roll_back(exe, pool_path, mode, message):
     assert "safety violation" in r.stderr and message in r.stderr
     assert "cairn_tx_abort() where setjmp returns" in r.stderr
     assert "reopened: x=0 y=0 h=0" in reopened
+
+
+def _line_of(path, marker):
+    return next(i for i, l in enumerate(path.read_text().splitlines(), 1) if marker in l)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("mode", ["jmp-begin", "jmp-deeper"])
+def test_begin_after_longjmp_left_a_transaction_stops(exe, pool_path, mode, opt):
+    """A begin after a longjmp left a transaction open, from a frame as deep
+    as the one that was left (which the CAIRN_TX frame test cannot see):
+    cairn-cc watches each setjmp, so the begin stops naming the setjmp's
+    line instead of nesting into a transaction that never commits."""
+    r, reopened = _jmp_sig(exe, pool_path, mode, opt)
+    assert r.returncode != 0 and "not reached" not in r.stdout
+    assert "safety violation" in r.stderr, r.stderr
+    assert "left by a longjmp to the setjmp at" in r.stderr
+    if mode == "jmp-begin":
+        line = _line_of(PROGRAMS / "jmp_sig.c", "JMP-BEGIN-SETJMP")
+        assert f"jmp_sig.c:{line}" in r.stderr
+    assert "cairn_tx_abort() where setjmp returns" in r.stderr
+    assert "reopened: x=0 y=0 h=0" in reopened
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_longjmp_inside_one_transaction_is_fine(exe, pool_path, opt):
+    r, reopened = _jmp_sig(exe, pool_path, "jmp-inside", opt)
+    assert r.returncode == 0, r.stderr
+    assert "after commit: x=5 y=6 h=0 open=0" in r.stdout
+    assert "reopened: x=5 y=6" in reopened
 
 
 def test_tx_left_open_is_reported_at_exit(exe, pool_path):

@@ -7,6 +7,13 @@
  *               outer block's end stops the process
  *   jmp-stale   longjmp out of a block in a callee, then a new block in the
  *               caller: stops the process
+ *   jmp-begin   longjmp out of a cairn_tx_begin in a callee, then another
+ *               callee at the same depth begins one: stops (the setjmp is
+ *               watched), naming the setjmp's line
+ *   jmp-deeper  the same with CAIRN_TX blocks: the frame test cannot see it
+ *               (the new block's frame is as deep), the setjmp watch does
+ *   jmp-inside  setjmp and longjmp inside one transaction: nothing is left,
+ *               the transaction commits
  *   jmp-exit    longjmp out, never aborted: reported at exit, rolled back
  *   sig-tx      a handler's store lands in the interrupted transaction:
  *               rolled back with it on abort, durable with it on commit
@@ -44,6 +51,25 @@ __attribute__((noinline)) static void update_and_jump(long v)
     }
 }
 
+__attribute__((noinline)) static void begin_and_jump(long v)
+{
+    cairn_tx_begin(pool);
+    R->x = v;
+    longjmp(jb, 1);
+}
+
+__attribute__((noinline)) static void begin_and_commit(long v)
+{
+    cairn_tx_begin(pool);
+    R->y = v;
+    cairn_tx_commit();
+}
+
+__attribute__((noinline)) static void block(long v)
+{
+    CAIRN_TX(pool) { R->y = v; }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
@@ -79,6 +105,24 @@ int main(int argc, char **argv)
             update_and_jump(1);
         CAIRN_TX(pool) { R->y = 1; }  /* stops: the outer block is gone */
         puts("not reached");
+    } else if (!strcmp(mode, "jmp-begin")) {
+        if (!setjmp(jb))              /* JMP-BEGIN-SETJMP */
+            begin_and_jump(1);
+        begin_and_commit(1);          /* stops: it would nest into the left one */
+        puts("not reached");
+    } else if (!strcmp(mode, "jmp-deeper")) {
+        if (!setjmp(jb))
+            update_and_jump(1);
+        block(1);                     /* stops */
+        puts("not reached");
+    } else if (!strcmp(mode, "jmp-inside")) {
+        CAIRN_TX(pool) {
+            R->x = 5;
+            if (!setjmp(jb))
+                longjmp(jb, 1);       /* lands at the same depth */
+            R->y = 6;
+        }
+        show("after commit");
     } else if (!strcmp(mode, "jmp-exit")) {
         if (!setjmp(jb))
             update_and_jump(1);
