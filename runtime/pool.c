@@ -591,6 +591,7 @@ static char *data_copy(cairn_pool *p)
  * fork child's memory anyway. */
 static void atfork_prepare(void)
 {
+    pthread_mutex_lock(&pools_lock);    /* no pool opens or closes across the fork */
     for (int i = 0; i < region_slots; i++) {
         cairn_pool *p = slot_pool[i];
         if (p && p->copy_on_fork && !p->inherited && p->fd >= 0)
@@ -607,6 +608,7 @@ static void atfork_parent(void)
             p->fork_snap = NULL;
         }
     }
+    pthread_mutex_unlock(&pools_lock);
 }
 
 /* In the child: put the copy made before fork at the pool's address (so no
@@ -635,6 +637,7 @@ static int fork_copy(cairn_pool *p)
  * heap is copied instead (above). */
 static void atfork_child(void)
 {
+    pthread_mutex_unlock(&pools_lock);  /* taken by atfork_prepare; this thread is alone */
     for (int i = 0; i < region_slots; i++) {
         cairn_pool *p = slot_pool[i];
         if (!p) continue;
