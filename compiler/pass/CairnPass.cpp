@@ -112,6 +112,10 @@ cl::opt<bool> ClScanWideStores(
 cl::opt<bool> ClPersistentHeap(
     "cairn-persistent-heap", cl::init(false),
     cl::desc("malloc memory lives in a pool (do not treat it as volatile)"));
+cl::opt<bool> ClLocalRegion(
+    "cairn-local-region", cl::init(true),
+    cl::desc("Keep the PM region's bounds in registers in each function "
+             "(read at entry and after calls), not reloaded at every region test"));
 cl::opt<bool> ClCount(
     "cairn-count", cl::init(false),
     cl::desc("Count executed checks and conversions in cairn_cc__counts "
@@ -152,6 +156,7 @@ llvm::TrackingStatistic NumWideNotAddress = {DEBUG_TYPE, "NumWideNotAddress", "w
 llvm::TrackingStatistic NumMemIntrinsics = {DEBUG_TYPE, "NumMemIntrinsics", "memset/memcpy/memmove instrumented"};
 llvm::TrackingStatistic NumAtomics = {DEBUG_TYPE, "NumAtomics", "cmpxchg/atomicrmw instrumented"};
 llvm::TrackingStatistic NumWriteSetCalls = {DEBUG_TYPE, "NumWriteSetCalls", "calls instrumented from write-set files"};
+llvm::TrackingStatistic NumLocalRegion = {DEBUG_TYPE, "NumLocalRegion", "functions keeping the PM region's bounds in registers"};
 llvm::TrackingStatistic NumSetjmps = {DEBUG_TYPE, "NumSetjmps", "setjmp calls watched for longjmps out of transactions"};
 
 static TrackingStatistic *const AllStats[] = {
@@ -162,7 +167,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
-    &NumSetjmps};
+    &NumLocalRegion, &NumSetjmps};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -307,15 +312,72 @@ void CairnInstrumenter::count(IRBuilder<> &B, Counter C) {
   St->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
 }
 
-// The same test as cairn.h's cairn__in_region: (p - lo) < (hi - lo).
+// The same test as cairn.h's cairn__in_region: (p - lo) < (hi - lo). With
+// cairn-local-region, lo and the size come from the function's copy.
 Value *CairnInstrumenter::emitInRegion(IRBuilder<> &B, Value *P) {
   count(B, RegionTests);
+  Value *PI = P->getType()->isPointerTy() ? B.CreatePtrToInt(P, Int64Ty) : P;
+  if (RegionFn && !LocalLo)
+    setUpLocalRegion(*RegionFn);
+  if (LocalLo)
+    return B.CreateICmpULT(B.CreateSub(PI, B.CreateLoad(Int64Ty, LocalLo)),
+                           B.CreateLoad(Int64Ty, LocalSize), "cairn.inpm");
   auto *Lo = B.CreateLoad(Int64Ty, RegionLo, "cairn.lo");
   auto *Hi = B.CreateLoad(Int64Ty, RegionHi, "cairn.hi");
   Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
   Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-  Value *PI = P->getType()->isPointerTy() ? B.CreatePtrToInt(P, Int64Ty) : P;
   return B.CreateICmpULT(B.CreateSub(PI, Lo), B.CreateSub(Hi, Lo), "cairn.inpm");
+}
+
+// The region's low bound: the function's copy, or a load of the global.
+Value *CairnInstrumenter::regionLo(IRBuilder<> &B) {
+  if (RegionFn && !LocalLo)
+    setUpLocalRegion(*RegionFn);
+  if (LocalLo)
+    return B.CreateLoad(Int64Ty, LocalLo);
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  return Lo;
+}
+
+// cairn-local-region. The region's bounds are set once, when the runtime
+// starts (its constructor, or the first pool open or create of a program
+// whose constructors ran first), so each function may keep a copy: read at
+// entry and again after every call that may run other code (which may be
+// that first open). Region tests then cost a subtract, a compare and a
+// branch, with no loads; before, each reloaded both bounds from memory,
+// since a store between two tests may alias them as far as code
+// generation knows.
+void CairnInstrumenter::refreshLocalRegion(IRBuilder<> &B) {
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo, "cairn.lo");
+  auto *Hi = B.CreateLoad(Int64Ty, RegionHi, "cairn.hi");
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  B.CreateStore(Lo, LocalLo);
+  B.CreateStore(B.CreateSub(Hi, Lo), LocalSize);
+}
+
+void CairnInstrumenter::setUpLocalRegion(Function &F) {
+  SmallVector<CallBase *, 16> Calls;
+  callsThatMayChangeRuntime(F, Calls, /*CountKept=*/false);
+  ++NumLocalRegion;
+  BasicBlock &Entry = F.getEntryBlock();
+  IRBuilder<> AB(&Entry, Entry.getFirstInsertionPt());
+  LocalLo = AB.CreateAlloca(Int64Ty, nullptr, "cairn.region.lo");
+  LocalSize = AB.CreateAlloca(Int64Ty, nullptr, "cairn.region.size");
+  refreshLocalRegion(AB);
+  for (CallBase *CB : Calls) {
+    // after the call's trace record (--trace), which stays next to it
+    Instruction *At = CB->getNextNode();
+    while (auto *C = dyn_cast<CallInst>(At))
+      if (C->getCalledFunction() &&
+          C->getCalledFunction()->getName() == "cairn__trace_store")
+        At = At->getNextNode();
+      else
+        break;
+    IRBuilder<> B(At);
+    refreshLocalRegion(B);
+  }
 }
 
 Value *CairnInstrumenter::regionCondition(Instruction *Before, Value *Addr,
@@ -379,6 +441,7 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   std::map<Instruction *, MergedLog> Dominated;
   if (ClElimDominatedLogs && !F.hasOptNone())
     elimDominatedLogs(F, Writes, MergedAt, Covered, Hoisted, Dominated);
+  RegionFn = ClLocalRegion && !F.hasOptNone() ? &F : nullptr;
 
   for (auto &[First, ML] : MergedAt) {
     Where W = classify(ML.Base);
@@ -424,6 +487,13 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
     splitTranslatedPhis(F);
   FoldedVA.clear();
   finishLocalCache(F);
+  if (LocalLo) {
+    DominatorTree RDT(F);
+    SmallVector<AllocaInst *, 2> As{LocalLo, LocalSize};
+    PromoteMemToReg(As, RDT);
+    LocalLo = LocalSize = nullptr;
+  }
+  RegionFn = nullptr;
   bool Watched = watchSetjmps(F);
   return !Writes.empty() || !PointerReads.empty() || Watched;
 }

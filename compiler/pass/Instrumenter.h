@@ -164,6 +164,13 @@ private:
   // the function's copy of the cache: key (rel >> 40 it holds) and the
   // offset D with va = rel + D, as allocas promoted to registers at the end
   AllocaInst *LocalKey = nullptr, *LocalD = nullptr;
+  AllocaInst *LocalLo = nullptr, *LocalSize = nullptr;   // cairn-local-region
+  Function *RegionFn = nullptr;   // set up on the first region test in it
+  void callsThatMayChangeRuntime(Function &F, SmallVectorImpl<CallBase *> &Calls,
+                                 bool CountKept);
+  void setUpLocalRegion(Function &F);
+  void refreshLocalRegion(IRBuilder<> &B);
+  Value *regionLo(IRBuilder<> &B);
   void refreshLocalCache(IRBuilder<> &B);
   void setUpLocalCache(Function &F);
   void finishLocalCache(Function &F);

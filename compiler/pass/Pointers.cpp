@@ -43,8 +43,7 @@ Value *CairnInstrumenter::emitVa2Ra(Instruction *Before, StoreInst *SI,
   if (!ClInlineVa2Ra)
     return B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
   ++NumVa2RaInline;
-  auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
-  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *Lo = regionLo(B);
   Value *SlotOfAddr = B.CreateLShr(
       B.CreateSub(B.CreatePtrToInt(flat(B, Addr), Int64Ty), Lo), 40);
   Value *HoistRel = nullptr, *Hit = nullptr;
@@ -173,9 +172,23 @@ void CairnInstrumenter::setUpLocalCache(Function &F) {
   LocalKey = AB.CreateAlloca(Int64Ty, nullptr, "cairn.key");
   LocalD = AB.CreateAlloca(Int64Ty, nullptr, "cairn.d");
   refreshLocalCache(AB);
-  // after each call that may run other code (not cairn's own entry points,
-  // not intrinsics): it may have closed or reopened a pool
   SmallVector<CallBase *, 16> Calls;
+  callsThatMayChangeRuntime(F, Calls, /*CountKept=*/true);
+  for (CallBase *CB : Calls) {
+    IRBuilder<> B(CB->getNextNode());
+    refreshLocalCache(B);
+  }
+}
+
+// Calls after which the runtime's state may have changed (a pool opened,
+// closed or reopened): each call that may run other code, i.e. not cairn's
+// own entry points, not intrinsics, and (cairn-readonly-calls-keep-cache)
+// not a callee that writes no memory: opening or closing a pool writes the
+// runtime's tables; memcmp/bcmp/strlen are such calls until code generation
+// expands them, often inside lookup loops.
+void CairnInstrumenter::callsThatMayChangeRuntime(Function &F,
+                                                  SmallVectorImpl<CallBase *> &Calls,
+                                                  bool CountKept) {
   for (Instruction &I : instructions(F))
     if (auto *CB = dyn_cast<CallBase>(&I)) {
       if (isa<IntrinsicInst>(CB) || CB->isInlineAsm())
@@ -185,21 +198,15 @@ void CairnInstrumenter::setUpLocalCache(Function &F) {
         if (N.starts_with("cairn__") || N.starts_with("cairn_cc__"))
           continue;
       }
-      // a callee that writes no memory cannot close or reopen a pool (both
-      // write the runtime's tables); memcmp/bcmp/strlen are such calls until
-      // code generation expands them, often inside lookup loops
       if (ClReadonlyCallsKeepCache && CB->onlyReadsMemory()) {
-        ++NumCacheKeptOverCall;
+        if (CountKept)
+          ++NumCacheKeptOverCall;
         continue;
       }
+      if (isa<InvokeInst>(CB) || CB->isTerminator())
+        continue;                  // C has no invokes; be safe anyway
       Calls.push_back(CB);
     }
-  for (CallBase *CB : Calls) {
-    if (isa<InvokeInst>(CB) || CB->isTerminator())
-      continue;                    // C has no invokes; be safe anyway
-    IRBuilder<> B(CB->getNextNode());
-    refreshLocalCache(B);
-  }
 }
 
 void CairnInstrumenter::finishLocalCache(Function &F) {
