@@ -32,3 +32,13 @@ def test_cc_bench_quick_runs_and_writes_json(runtime, tmp_path):
                    if c["data"] == "pm" and c["structure"] == "list" and c["workload"] == "read")
     assert pm_list["relative_loads"] > 10     # every node visited converts a pointer
     assert data["static_stats"]["pointer loads converted back"] > 0
+    # each optimization turned off in its own count build: none adds work,
+    # block merging removes splay's logs, the volatile proofs region tests
+    rows = data["removed_per_op_pm"]
+    assert {r["optimization"] for r in rows} >= {"merge-logs", "elim-dominated-logs",
+                                                   "hoist-loop-logs", "skip-volatile"}
+    assert all(r["without"] >= r["with"] - 1e-9 for r in rows)
+    removed = {(r["optimization"], r["structure"], r["workload"]): r["without"] - r["with"]
+               for r in rows}
+    assert removed[("merge-logs", "splay", "read")] > 0.5
+    assert removed[("skip-volatile", "list", "read")] > 0

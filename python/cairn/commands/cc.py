@@ -8,9 +8,11 @@
                       cc-dram   cairn-cc -O2, nodes from malloc
                       cc-pm     cairn-cc -O2, nodes in a pool on /dev/shm
                     plus dynamic checks and conversions per operation (seed
-                    002's Table V, from a --cairn-count build), the pass's
-                    static counters (--cairn-stats) and, with --icount,
-                    instructions per operation.
+                    002's Table V, from a --cairn-count build), what each
+                    log and region-test optimization removed per operation
+                    on PM data (a count build per -fno-cairn-OPT), the
+                    pass's static counters (--cairn-stats) and, with
+                    --icount, instructions per operation.
 
 How it measures: for each structure and workload, each round starts the
 three builds as three live processes pinned to one CPU (--cpu), each builds
@@ -186,6 +188,7 @@ def run_bench(args):
                             p.wait()
                     print(f"{s} {w}: round {rnd + 1}/{args.rounds} done", file=sys.stderr)
             counts = _dynamic_counts(bins["count"], pool, args, cells)
+            ablations = _ablations(cc, src, tmp, pool, args, cells, counts)
             if args.icount:
                 _build([CLANG, "-O2", paths.SOURCE_ROOT / "compiler" / "bench" / "icount.c",
                         "-o", bins["icount"]])
@@ -199,7 +202,7 @@ def run_bench(args):
         if v != "clang":
             base = times[(s, w, "clang")]
             ratios[(s, w, v)] = [x / b for x, b in zip(xs, base) if b > 0]
-    _print_tables(med, ratios, counts, stats, icounts, args)
+    _print_tables(med, ratios, counts, stats, icounts, args, ablations)
     if args.json:
         Path(args.json).write_text(json.dumps({
             "command": "cairn cc bench " + " ".join(
@@ -215,6 +218,7 @@ def run_bench(args):
                               if v != "clang" else {})}
                           for (s, w, v), m in med.items()],
             "per_op_counts": counts, "instructions_per_op": icounts,
+            "removed_per_op_pm": ablations,
             "static_stats": stats}, indent=1))
     return 0
 
@@ -240,12 +244,12 @@ def _instruction_counts(icount, runs, pool, args, cells):
     return out
 
 
-def _dynamic_counts(exe, pool, args, cells):
+def _dynamic_counts(exe, pool, args, cells, modes=("dram", "pm")):
     """Checks and conversions per operation: a run with OPS=0 subtracted
     from a run with OPS=k, per structure and workload."""
     out = []
     ops = max(args.ops // 10, 1000)
-    for mode in ("dram", "pm"):
+    for mode in modes:
         for s, w in cells:
             got = []
             for k in (0, ops):
@@ -259,6 +263,30 @@ def _dynamic_counts(exe, pool, args, cells):
     return out
 
 
+# The optimizations that remove logs or region tests, and the counter each
+# one lowers: measured by turning each off in its own --cairn-count build.
+ABLATIONS = (("merge-logs", "log_calls"), ("elim-dominated-logs", "log_calls"),
+             ("hoist-loop-logs", "log_calls"), ("skip-volatile", "region_tests"),
+             ("skip-check-pm", "region_tests"))
+
+
+def _ablations(cc, src, tmp, pool, args, cells, base):
+    """Per operation on PM data: the counter with every optimization on
+    (base) and with one turned off, for each optimization of ABLATIONS."""
+    have = {(r["data"], r["structure"], r["workload"]): r for r in base}
+    rows = []
+    for opt, counter in ABLATIONS:
+        exe = tmp / f"count-no-{opt}"
+        _build([cc, "-O2", "--cairn-count", f"-fno-cairn-{opt}", src, "-o", exe])
+        for r in _dynamic_counts(exe, pool, args, cells, modes=("pm",)):
+            on = have[("pm", r["structure"], r["workload"])][counter]
+            rows.append({"optimization": opt, "counter": counter,
+                         "structure": r["structure"], "workload": r["workload"],
+                         "with": on, "without": r[counter]})
+        print(f"ablation -fno-cairn-{opt} counted", file=sys.stderr)
+    return rows
+
+
 def _static_stats(cc, src, tmp):
     r = _build([cc, "-O2", "-c", src, "-o", tmp / "stats.o", "--cairn-stats"])
     stats = {}
@@ -269,7 +297,7 @@ def _static_stats(cc, src, tmp):
     return stats
 
 
-def _print_tables(med, ratios, counts, stats, icounts, args):
+def _print_tables(med, ratios, counts, stats, icounts, args, ablations=()):
     def ratio(key):
         xs = ratios[key]
         return (f"{statistics.median(xs):.2f}x ({_quantile(xs, 0.25):.2f}-"
@@ -301,6 +329,16 @@ def _print_tables(med, ratios, counts, stats, icounts, args):
     for row in counts:
         print(f"| {row['data']} | {row['structure']} | {row['workload']} | " +
               " | ".join(f"{row[c]:.2f}" for c in COUNTS) + " |")
+    if ablations:
+        print("\n### What each optimization removed, per operation on PM data "
+              "(its --cairn-count build with -fno-cairn-OPT)\n")
+        print("| optimization | counter | structure | workload | with it | without it "
+              "| removed |")
+        print("|---|---|---|---|---:|---:|---:|")
+        for r in ablations:
+            print(f"| {r['optimization']} | {r['counter']} | {r['structure']} | "
+                  f"{r['workload']} | {r['with']:.2f} | {r['without']:.2f} | "
+                  f"{r['without'] - r['with']:.2f} |")
     print("\n### What the pass did to ds_bench.c (static, cairn-cc --cairn-stats)\n")
     print("| count | counter |")
     print("|---:|---|")
