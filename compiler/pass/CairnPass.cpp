@@ -358,23 +358,15 @@ void CairnInstrumenter::refreshLocalRegion(IRBuilder<> &B) {
 }
 
 void CairnInstrumenter::setUpLocalRegion(Function &F) {
-  SmallVector<CallBase *, 16> Calls;
-  callsThatMayChangeRuntime(F, Calls, /*CountKept=*/false);
+  SmallVector<Instruction *, 16> After;
+  afterCallsThatMayChangeRuntime(F, After, /*CountKept=*/false);
   ++NumLocalRegion;
   BasicBlock &Entry = F.getEntryBlock();
   IRBuilder<> AB(&Entry, Entry.getFirstInsertionPt());
   LocalLo = AB.CreateAlloca(Int64Ty, nullptr, "cairn.region.lo");
   LocalSize = AB.CreateAlloca(Int64Ty, nullptr, "cairn.region.size");
   refreshLocalRegion(AB);
-  for (CallBase *CB : Calls) {
-    // after the call's trace record (--trace), which stays next to it
-    Instruction *At = CB->getNextNode();
-    while (auto *C = dyn_cast<CallInst>(At))
-      if (C->getCalledFunction() &&
-          C->getCalledFunction()->getName() == "cairn__trace_store")
-        At = At->getNextNode();
-      else
-        break;
+  for (Instruction *At : After) {
     IRBuilder<> B(At);
     refreshLocalRegion(B);
   }
@@ -504,8 +496,9 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
 // slot is not reliable when setjmp returns the second time); after setjmp
 // returns, the runtime is told both, and when the return is a longjmp's
 // and the depth is now greater, the levels above are marked as left: the
-// next begin or commit stops with this setjmp's file:line instead of
-// nesting into a transaction that can never commit.
+// next begin stops with this setjmp's file:line instead of nesting into a
+// transaction that can never commit (an abort, or commits of the left
+// levels, clear the mark).
 bool CairnInstrumenter::watchSetjmps(Function &F) {
   SmallVector<CallBase *, 4> Calls;
   for (Instruction &I : instructions(F))

@@ -166,8 +166,8 @@ private:
   AllocaInst *LocalKey = nullptr, *LocalD = nullptr;
   AllocaInst *LocalLo = nullptr, *LocalSize = nullptr;   // cairn-local-region
   Function *RegionFn = nullptr;   // set up on the first region test in it
-  void callsThatMayChangeRuntime(Function &F, SmallVectorImpl<CallBase *> &Calls,
-                                 bool CountKept);
+  void afterCallsThatMayChangeRuntime(Function &F, SmallVectorImpl<Instruction *> &After,
+                                      bool CountKept);
   void setUpLocalRegion(Function &F);
   void refreshLocalRegion(IRBuilder<> &B);
   Value *regionLo(IRBuilder<> &B);

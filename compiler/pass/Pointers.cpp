@@ -172,23 +172,25 @@ void CairnInstrumenter::setUpLocalCache(Function &F) {
   LocalKey = AB.CreateAlloca(Int64Ty, nullptr, "cairn.key");
   LocalD = AB.CreateAlloca(Int64Ty, nullptr, "cairn.d");
   refreshLocalCache(AB);
-  SmallVector<CallBase *, 16> Calls;
-  callsThatMayChangeRuntime(F, Calls, /*CountKept=*/true);
-  for (CallBase *CB : Calls) {
-    IRBuilder<> B(CB->getNextNode());
+  SmallVector<Instruction *, 16> After;
+  afterCallsThatMayChangeRuntime(F, After, /*CountKept=*/true);
+  for (Instruction *At : After) {
+    IRBuilder<> B(At);
     refreshLocalCache(B);
   }
 }
 
-// Calls after which the runtime's state may have changed (a pool opened,
-// closed or reopened): each call that may run other code, i.e. not cairn's
-// own entry points, not intrinsics, and (cairn-readonly-calls-keep-cache)
-// not a callee that writes no memory: opening or closing a pool writes the
+// Where to re-read what a function keeps of the runtime's state: right
+// after each call after which it may have changed (a pool opened, closed or
+// reopened), past the call's trace record (--trace), which stays next to
+// it. Those are the calls that may run other code, i.e. not cairn's own
+// entry points, not intrinsics, and (cairn-readonly-calls-keep-cache) not a
+// callee that writes no memory: opening or closing a pool writes the
 // runtime's tables; memcmp/bcmp/strlen are such calls until code generation
 // expands them, often inside lookup loops.
-void CairnInstrumenter::callsThatMayChangeRuntime(Function &F,
-                                                  SmallVectorImpl<CallBase *> &Calls,
-                                                  bool CountKept) {
+void CairnInstrumenter::afterCallsThatMayChangeRuntime(Function &F,
+                                                       SmallVectorImpl<Instruction *> &After,
+                                                       bool CountKept) {
   for (Instruction &I : instructions(F))
     if (auto *CB = dyn_cast<CallBase>(&I)) {
       if (isa<IntrinsicInst>(CB) || CB->isInlineAsm())
@@ -205,7 +207,14 @@ void CairnInstrumenter::callsThatMayChangeRuntime(Function &F,
       }
       if (isa<InvokeInst>(CB) || CB->isTerminator())
         continue;                  // C has no invokes; be safe anyway
-      Calls.push_back(CB);
+      Instruction *At = CB->getNextNode();
+      while (auto *C = dyn_cast<CallInst>(At))
+        if (C->getCalledFunction() &&
+            C->getCalledFunction()->getName() == "cairn__trace_store")
+          At = At->getNextNode();
+        else
+          break;
+      After.push_back(At);
     }
 }
 

@@ -401,8 +401,16 @@ static void ptr_store(void)
     CHECK(t.r[s[2]].addr == root + ob && t.r[s[2]].arg == root + obuf + 1);
     /* the second and third come from one line: one site; the first another */
     CHECK(t.r[s[1]].loc == t.r[s[2]].loc && t.r[s[0]].loc != t.r[s[1]].loc && t.r[s[0]].loc);
-    /* the stores in transactions come after their undo records */
-    CHECK(find(&t, 0, TR_TX_BEGIN) < s[1] && t.r[s[1] - 1].type != TR_TX_BEGIN);
+    /* each store in a transaction comes after the undo record of its slot,
+     * in the same transaction */
+    for (int k = 1; k <= 2; k++) {
+        size_t b = s[k];
+        while (b > 0 && t.r[b].type != TR_TX_BEGIN) b--;
+        int logged = 0;
+        for (size_t i = b; i < s[k]; i++)
+            logged |= t.r[i].type == TR_LOG_APPEND && t.r[i].addr == root + ob;
+        CHECK(t.r[b].type == TR_TX_BEGIN && logged);
+    }
     /* the first site is named: this file, its line, cairn_ptr_store */
     char names[512];
     uint64_t site_line = 0;
