@@ -116,6 +116,11 @@ cl::opt<bool> ClLocalRegion(
     "cairn-local-region", cl::init(true),
     cl::desc("Keep the PM region's bounds in registers in each function "
              "(read at entry and after calls), not reloaded at every region test"));
+cl::opt<bool> ClMissPreservesRegs(
+    "cairn-miss-preserves-regs", cl::init(true),
+    cl::desc("Call the translation cache's miss with the preserve_most "
+             "convention on x86-64, so code around a translated load keeps "
+             "its values in registers"));
 cl::opt<bool> ClCount(
     "cairn-count", cl::init(false),
     cl::desc("Count executed checks and conversions in cairn_cc__counts "
@@ -158,6 +163,7 @@ llvm::TrackingStatistic NumAtomics = {DEBUG_TYPE, "NumAtomics", "cmpxchg/atomicr
 llvm::TrackingStatistic NumWriteSetCalls = {DEBUG_TYPE, "NumWriteSetCalls", "calls instrumented from write-set files"};
 llvm::TrackingStatistic NumLocalRegion = {DEBUG_TYPE, "NumLocalRegion", "functions keeping the PM region's bounds in registers"};
 llvm::TrackingStatistic NumSetjmps = {DEBUG_TYPE, "NumSetjmps", "setjmp calls watched for longjmps out of transactions"};
+llvm::TrackingStatistic NumMissPreserve = {DEBUG_TYPE, "NumMissPreserve", "translation misses called keeping the caller's registers"};
 
 static TrackingStatistic *const AllStats[] = {
     &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
@@ -167,7 +173,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
-    &NumLocalRegion, &NumSetjmps};
+    &NumLocalRegion, &NumSetjmps, &NumMissPreserve};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -219,6 +225,14 @@ void CairnInstrumenter::initialize() {
                                   "cairn_cc__counts");
   }
   Ra2VaMiss = M.getOrInsertFunction("cairn_cc__ra2va_miss", PtrTy, Int64Ty);
+  // The miss sits on the cold side of every translated load; on x86-64 it
+  // keeps the caller's registers (preserve_most: all but r11 and the
+  // result; compiler/rt's entry saves the rest around the C code), so the
+  // hot side around it needs no spills (cairn-miss-preserves-regs).
+  MissPreservesRegs = ClMissPreservesRegs && Triple(M.getTargetTriple()).getArch() == Triple::x86_64;
+  if (MissPreservesRegs)
+    if (auto *F = dyn_cast<Function>(Ra2VaMiss.getCallee()))
+      F->setCallingConv(CallingConv::PreserveMost);
   CacheNote = M.getOrInsertFunction("cairn_cc__ra_cache_note", VoidTy, Int64Ty, PtrTy);
   Unlikely = MDBuilder(Ctx).createUnlikelyBranchWeights();
   NoSanitize = MDNode::get(Ctx, {});

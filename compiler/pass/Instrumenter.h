@@ -66,6 +66,7 @@ extern llvm::cl::opt<bool> ClSkipNullConvert;
 extern llvm::cl::opt<bool> ClSkipNullCompareLoads;
 extern llvm::cl::opt<bool> ClInlineRa2Va;
 extern llvm::cl::opt<bool> ClLocalRaCache;
+extern llvm::cl::opt<bool> ClMissPreservesRegs;
 extern llvm::cl::opt<bool> ClReadonlyCallsKeepCache;
 extern llvm::cl::opt<bool> ClThreadNullTests;
 extern llvm::cl::opt<bool> ClFoldTranslation;
@@ -91,6 +92,7 @@ extern llvm::TrackingStatistic NumTranslationsFolded;
 extern llvm::TrackingStatistic NumLoopChainsPlain;
 extern llvm::TrackingStatistic NumPhisSplit;
 extern llvm::TrackingStatistic NumIndexReassociated;
+extern llvm::TrackingStatistic NumMissPreserve;
 extern llvm::TrackingStatistic NumPtrStores;
 extern llvm::TrackingStatistic NumVecPtrStores;
 extern llvm::TrackingStatistic NumNullStores;
@@ -153,6 +155,7 @@ private:
   PointerType *PtrTy;
   FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr,
       CacheNote;
+  bool MissPreservesRegs = false;
   // pointer stores whose value is invariant in a loop (found before any
   // block is split): the loop, for NVL-C's conversion hoisting
   DenseMap<StoreInst *, Loop *> InvariantPtrStores;
@@ -224,6 +227,7 @@ private:
   static void keepNullTestsOnBase(Value *VA, Value *Base);
   Value *emitRa2VaDelta(Instruction *Before, Value *Rel);
   Value *emitRa2Va(Instruction *Before, Value *Rel);
+  CallInst *callRa2VaMiss(IRBuilder<> &B, Value *Rel);
   Value *emitVa2Ra(Instruction *Before, StoreInst *SI, Value *Addr, Value *Val,
                    Value *File, Value *Line);
   std::pair<Value *, Value *> hoistedConversion(Loop *L, Value *Val);

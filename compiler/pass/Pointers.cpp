@@ -227,6 +227,15 @@ void CairnInstrumenter::finishLocalCache(Function &F) {
   LocalKey = LocalD = nullptr;
 }
 
+CallInst *CairnInstrumenter::callRa2VaMiss(IRBuilder<> &B, Value *Rel) {
+  CallInst *C = B.CreateCall(Ra2VaMiss, {Rel});
+  if (MissPreservesRegs) {
+    C->setCallingConv(CallingConv::PreserveMost);
+    ++NumMissPreserve;
+  }
+  return C;
+}
+
 Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
   count(B, RelativeLoads);
@@ -241,7 +250,7 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
     IRBuilder<> HB(HitT);
     Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(Rel, HB.CreateLoad(Int64Ty, LocalD)), PtrTy);
     IRBuilder<> MB(MissT);
-    Value *Slow = MB.CreateCall(Ra2VaMiss, {Rel});
+    Value *Slow = callRa2VaMiss(MB, Rel);
     refreshLocalCache(MB);                   // the miss refilled the global cache
     IRBuilder<> JB(Before);
     PHINode *Phi = JB.CreatePHI(PtrTy, 2);
@@ -265,7 +274,7 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
       Lo, HB.CreateShl(HB.CreateSub(HB.CreateAnd(Cache, 0xffffffffULL), Key), 40));
   Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(Rel, D), PtrTy);
   IRBuilder<> MB(MissT);
-  Value *Slow = MB.CreateCall(Ra2VaMiss, {Rel});
+  Value *Slow = callRa2VaMiss(MB, Rel);
   IRBuilder<> JB(Before);
   PHINode *Phi = JB.CreatePHI(PtrTy, 2);
   Phi->addIncoming(Fast, HitT->getParent());
@@ -279,7 +288,8 @@ Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
   count(B, RelativeLoads);
   auto SlowDelta = [&](IRBuilder<> &MB, FunctionCallee F) {
-    Value *Slow = MB.CreateCall(F, {Rel});
+    Value *Slow = F.getCallee() == Ra2VaMiss.getCallee() ? callRa2VaMiss(MB, Rel)
+                                                        : MB.CreateCall(F, {Rel});
     return MB.CreateSub(MB.CreatePtrToInt(Slow, Int64Ty), Rel);
   };
   if (!ClInlineRa2Va)

@@ -111,12 +111,54 @@ void cairn_cc__ra_cache_note(uint64_t rel, const void *va)
                          __ATOMIC_RELAXED);
 }
 
+/* The miss, the C part. On x86-64 the pass calls it through the entry
+ * below; elsewhere it is the entry. */
+#if defined(__x86_64__)
+__attribute__((visibility("hidden"))) void *cairn_cc__ra2va_miss_c(uint64_t rel);
+void *cairn_cc__ra2va_miss_c(uint64_t rel)
+#else
 void *cairn_cc__ra2va_miss(uint64_t rel)
+#endif
 {
     void *va = cairn__ra2va_slow(rel);     /* stops if the pool is not open */
     cairn_cc__ra_cache_note(rel, va);
     return va;
 }
+
+#if defined(__x86_64__)
+/* cairn_cc__ra2va_miss, as LLVM's preserve_most convention has it on x86-64:
+ * the callee keeps every general register but r11 and rax (the result), so
+ * the code around an inline translation -- the miss is its cold side --
+ * keeps its values in registers instead of spilling them for a call it
+ * almost never makes. The C ABI leaves rcx, rdx, rsi, rdi, r8-r10 to the
+ * callee; this entry saves them around the C part (7 pushes over the
+ * return address keep the stack 16-byte aligned at the inner call). Vector
+ * registers are the caller's to save under both conventions. */
+__asm__(".text\n"
+        ".globl cairn_cc__ra2va_miss\n"
+        ".type cairn_cc__ra2va_miss, @function\n"
+        "cairn_cc__ra2va_miss:\n"
+        ".cfi_startproc\n"
+        "endbr64\n"
+        "pushq %rcx\n .cfi_adjust_cfa_offset 8\n .cfi_rel_offset %rcx, 0\n"
+        "pushq %rdx\n .cfi_adjust_cfa_offset 8\n .cfi_rel_offset %rdx, 0\n"
+        "pushq %rsi\n .cfi_adjust_cfa_offset 8\n .cfi_rel_offset %rsi, 0\n"
+        "pushq %rdi\n .cfi_adjust_cfa_offset 8\n .cfi_rel_offset %rdi, 0\n"
+        "pushq %r8\n .cfi_adjust_cfa_offset 8\n .cfi_rel_offset %r8, 0\n"
+        "pushq %r9\n .cfi_adjust_cfa_offset 8\n .cfi_rel_offset %r9, 0\n"
+        "pushq %r10\n .cfi_adjust_cfa_offset 8\n .cfi_rel_offset %r10, 0\n"
+        "call cairn_cc__ra2va_miss_c\n"
+        "popq %r10\n .cfi_adjust_cfa_offset -8\n .cfi_restore %r10\n"
+        "popq %r9\n .cfi_adjust_cfa_offset -8\n .cfi_restore %r9\n"
+        "popq %r8\n .cfi_adjust_cfa_offset -8\n .cfi_restore %r8\n"
+        "popq %rdi\n .cfi_adjust_cfa_offset -8\n .cfi_restore %rdi\n"
+        "popq %rsi\n .cfi_adjust_cfa_offset -8\n .cfi_restore %rsi\n"
+        "popq %rdx\n .cfi_adjust_cfa_offset -8\n .cfi_restore %rdx\n"
+        "popq %rcx\n .cfi_adjust_cfa_offset -8\n .cfi_restore %rcx\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size cairn_cc__ra2va_miss, .-cairn_cc__ra2va_miss\n");
+#endif
 
 int __real_cairn_pool_close(cairn_pool *pool);
 int __wrap_cairn_pool_close(cairn_pool *pool)

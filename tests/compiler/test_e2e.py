@@ -452,3 +452,10 @@ def test_pass_converts_vector_pointer_stores_inline(cairn_cc, tmp_path):
 def test_store_after_a_call_that_ends_the_transaction_is_logged(exe, pool_path, opt):
     r = run([exe("tx_cycle", opt), pool_path])
     assert r.returncode == 0 and "balance 10 count 1" in r.stdout, r.stdout + r.stderr
+
+
+def test_translation_miss_keeps_the_callers_registers(exe, pool_path):
+    # cairn-cc calls the miss with preserve_most on x86-64 (compiler/rt)
+    r = run([exe("miss_regs", "-O2"), pool_path])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "relative yes, registers kept: yes" in r.stdout

@@ -19,6 +19,6 @@ void link(struct node cairn_pm *n, struct node cairn_pm *m) { n->next = m; }
 
 // O2-LABEL: define {{.*}}@next(
 // O2: [[P:%.*]] = load ptr addrspace(7)
-// O2: call ptr @cairn_cc__ra2va_miss(
+// O2: call preserve_mostcc ptr @cairn_cc__ra2va_miss(
 // O2: getelementptr i8, ptr addrspace(7) [[P]], i64
 struct node cairn_pm *next(struct node cairn_pm *n) { return n->next; }

@@ -60,7 +60,7 @@ void unlink(struct node *n) { n->next = 0; }
 // O2: icmp slt i64 [[BITS]], 0
 // O2: [[HI:%.*]] = lshr i64 [[BITS]], 40
 // O2: icmp eq i64 [[KEY]], [[HI]]
-// O2: call ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
+// O2: call preserve_mostcc ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
 // O2: [[DL:%.*]] = phi i64 [ [[D]], %{{[0-9]+}} ]
 // O2: [[DV:%.*]] = phi i64 [ 0, %{{[0-9]+}} ], [ [[DL]], %{{[0-9]+}} ]
 // O2: getelementptr i8, ptr [[P]], i64 [[DV]]
@@ -69,14 +69,14 @@ void unlink(struct node *n) { n->next = 0; }
 // NOLOCAL: [[BITS:%.*]] = ptrtoint ptr [[P]] to i64
 // NOLOCAL: icmp slt i64 [[BITS]], 0
 // NOLOCAL: load atomic i64, ptr @cairn_cc__ra_cache monotonic
-// NOLOCAL: call ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
+// NOLOCAL: call preserve_mostcc ptr @cairn_cc__ra2va_miss(i64 [[BITS]])
 // NOINLINE-LABEL: define {{.*}}@next(
 // NOINLINE: call ptr @cairn__ra2va_slow(
 // NOINLINE-NOT: cairn_cc__ra_cache
 struct node *next(struct node *n) { return n->next; }
 
 // O2-LABEL: define {{.*}}@from_int(
-// O2: call ptr @cairn_cc__ra2va_miss(
+// O2: call preserve_mostcc ptr @cairn_cc__ra2va_miss(
 struct node *from_int(uintptr_t u) { return (struct node *)u; }
 
 // A loaded pointer only compared with NULL needs no conversion.
@@ -129,7 +129,7 @@ struct node *around_call(struct node *a, struct node *b)
 // O2: load atomic i64, ptr @cairn_cc__ra_cache monotonic
 // O2: call i64 @strlen(
 // O2-NOT: load atomic i64, ptr @cairn_cc__ra_cache
-// O2: call ptr @cairn_cc__ra2va_miss(
+// O2: call preserve_mostcc ptr @cairn_cc__ra2va_miss(
 // NORO-LABEL: define {{.*}}@around_strlen(
 // NORO: call i64 @strlen(
 // NORO-NEXT: load atomic i64, ptr @cairn_cc__ra_cache monotonic

@@ -70,6 +70,16 @@ __attribute__((noinline)) static void block(long v)
     CAIRN_TX(pool) { R->y = v; }
 }
 
+/* block() from a frame surely deeper than update_and_jump's, whatever the
+ * two functions' frame sizes: the frame test then cannot see the left block */
+__attribute__((noinline)) static void deeper_block(long v)
+{
+    volatile char pad[1024];
+    pad[0] = (char)v;
+    block(v);
+    (void)pad[0];
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
@@ -113,7 +123,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "jmp-deeper")) {
         if (!setjmp(jb))
             update_and_jump(1);
-        block(1);                     /* stops */
+        deeper_block(1);              /* stops */
         puts("not reached");
     } else if (!strcmp(mode, "jmp-inside")) {
         CAIRN_TX(pool) {
