@@ -174,9 +174,28 @@ int main(int argc, char **argv) {
     if (a == "--cairn-count") { mllvm.push_back("-cairn-count"); continue; }
     if (a == "--cairn-stats") { mllvm.push_back("-cairn-stats"); continue; }
     if (a == "--cairn-print-type-ids") { printTypeIds = true; continue; }
-    if (a.rfind("--cairn-wset=", 0) == 0) { extraWsets.push_back(a.substr(13)); continue; }
+    if (a.rfind("--cairn-wset=", 0) == 0) {
+      std::string f = a.substr(13);
+      if (f.empty()) {
+        fprintf(stderr, "cairn-cc: --cairn-wset= names no file; give the write-set "
+                        "file (--cairn-wset=FILE)\n");
+        return 2;
+      }
+      if (access(f.c_str(), R_OK) != 0) {
+        fprintf(stderr, "cairn-cc: cannot read write-set file %s: %s (check the path "
+                        "given to --cairn-wset=)\n", f.c_str(), strerror(errno));
+        return 2;
+      }
+      extraWsets.push_back(f);
+      continue;
+    }
     if (a == "--persistent-heap" || a.rfind("--persistent-heap=", 0) == 0) {
       persistentHeap = true;
+      if (a == "--persistent-heap=") {
+        fprintf(stderr, "cairn-cc: --persistent-heap= names no file; give one "
+                        "(--persistent-heap=FILE) or drop the '=' for the default\n");
+        return 2;
+      }
       if (a.size() > 18) heapFile = a.substr(18);
       mllvm.push_back("-cairn-persistent-heap");
       continue;

@@ -556,13 +556,21 @@ struct CairnPass : PassInfoMixin<CairnPass> {
       return PreservedAnalyses::all();
     static cairn::WriteSets WS;
     static bool Loaded = false;
+    static std::string LoadErr;
     if (!Loaded) {
       Loaded = true;
       for (const std::string &Path : ClWriteSets) {
         std::string Err;
-        if (!WS.parseFile(Path, Err))
-          report_fatal_error(Twine("cairn: ") + Err, false);
+        if (!WS.parseFile(Path, Err)) {
+          LoadErr = "cairn: " + Err + " (fix the file, or drop its --cairn-wset=)";
+          break;
+        }
       }
+    }
+    if (!LoadErr.empty()) {
+      // a compile error, as clang reports its own: one line, no crash dump
+      M.getContext().emitError(LoadErr);
+      return PreservedAnalyses::all();
     }
     bool Traced = cairn::instrumentTraceStores(M, WS); // first: its calls follow the writes
     bool Changed = Traced;

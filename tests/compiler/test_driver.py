@@ -32,6 +32,31 @@ def test_unknown_optimization_is_refused(cairn_cc):
     assert r.returncode != 0 and "unknown optimization" in r.stderr
 
 
+@pytest.mark.parametrize("arg,message", [
+    ("--persistent-heap=", "--persistent-heap= names no file"),
+    ("--cairn-wset=", "--cairn-wset= names no file"),
+    ("--cairn-wset=/nonexistent/x.wset", "cannot read write-set file /nonexistent/x.wset"),
+    ("--cairn-wset={bad}", "bad.wset:2: expected '(' after the function name"),
+])
+def test_bad_option_values_get_one_line(cairn_cc, tmp_path, arg, message):
+    """A bad write-set file or an empty option value: one line naming the
+    problem and the fix (a write-set's syntax error is a compile error, not
+    a compiler crash with a stack dump), and no object file."""
+    bad = tmp_path / "bad.wset"
+    bad.write_text("# comment\nstrcpy dst\n")
+    src = tmp_path / "x.c"
+    src.write_text("int x;\n")
+    out = tmp_path / "x.o"
+    r = subprocess.run([str(cairn_cc), arg.format(bad=bad), "-c", src, "-o", out],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
+    assert "Stack dump" not in r.stderr and "PLEASE submit" not in r.stderr, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x and x != "1 error generated."]
+    assert len(lines) == 1, r.stderr
+    assert not out.exists()
+
+
 def test_version_passes_through(cairn_cc):
     assert "clang version 19" in cc(cairn_cc, "--version").stdout
 
