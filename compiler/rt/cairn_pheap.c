@@ -97,14 +97,27 @@ static cairn_pool *heap_get(void)
                      (int)getpid());
         }
         const char *sz = getenv("CAIRN_PERSISTENT_HEAP_SIZE");
-        size_t size = sz && *sz ? strtoull(sz, NULL, 0) : ((size_t)4 << 30);
+        size_t size = (size_t)4 << 30;
+        if (sz && *sz) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(sz, &end, 0);
+            if (errno || end == sz || *end || sz[0] == '-') {
+                fprintf(stderr, "cairn-cc: CAIRN_PERSISTENT_HEAP_SIZE=%s is not a size in "
+                        "bytes; give one, e.g. %zu (4 GiB, the default), or unset it\n",
+                        sz, (size_t)4 << 30);
+                abort();
+            }
+            size = (size_t)v;
+        }
         /* the heap is written outside transactions by design */
         setenv("CAIRN_UNLOGGED", "off", 0);
         unlink(heap_path);
         heap = cairn_pool_create(heap_path, "cairn-persistent-heap", size);
         if (!heap) {
-            fprintf(stderr, "cairn-cc: persistent heap %s: %s\n", heap_path,
-                    cairn_errormsg());
+            fprintf(stderr, "cairn-cc: persistent heap %s: %s (the heap's file comes from "
+                    "CAIRN_PERSISTENT_HEAP, --persistent-heap=FILE or /dev/shm; its size "
+                    "from CAIRN_PERSISTENT_HEAP_SIZE)\n", heap_path, cairn_errormsg());
             abort();
         }
         if (!named)

@@ -20,6 +20,15 @@ def test_cc_config(cairn_cc):
     assert "CairnPass.so" in r.stdout
 
 
+def test_cc_bench_refuses_counts_that_measure_nothing():
+    for arg, msg in (("--rounds=0", "--rounds: 0 must be at least 1"),
+                     ("--slices=-2", "--slices: -2 must be at least 1"),
+                     ("--ops=many", "--ops: 'many' is not a whole number"),
+                     ("--only=nosuch", "--only nosuch: no such structure")):
+        r = cairn("bench", arg, timeout=60)
+        assert r.returncode != 0 and msg in r.stderr, (arg, r.stderr)
+
+
 def test_cc_bench_quick_runs_and_writes_json(runtime, tmp_path):
     out = tmp_path / "bench.json"
     r = cairn("bench", "--quick", "--json", str(out))

@@ -185,6 +185,22 @@ def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
     assert r.returncode == 0 and (tmp_path / "env.pool").exists()
 
 
+@pytest.mark.parametrize("env,message", [
+    ({"CAIRN_PERSISTENT_HEAP": "/nonexistent/dir/h.pool"},
+     "persistent heap /nonexistent/dir/h.pool: /nonexistent/dir/h.pool: cannot create pool"),
+    ({"CAIRN_PERSISTENT_HEAP_SIZE": "4G"}, "CAIRN_PERSISTENT_HEAP_SIZE=4G is not a size"),
+    ({"CAIRN_PERSISTENT_HEAP_SIZE": "1000"}, "pool size 1000 out of range"),
+])
+def test_persistent_heap_bad_setting_stops_with_one_line(exe, env, message):
+    """A heap that cannot be made stops the program at its first malloc with
+    one line naming the file or the size and where each comes from."""
+    r = run([exe("heap_mix", "-O2", "--persistent-heap")], env=env)
+    assert r.returncode == -signal.SIGABRT, r.stdout + r.stderr
+    assert message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "CAIRN_PERSISTENT_HEAP" in r.stderr
+
+
 HEAP_ENDS = {"exit": 0, "abort": -signal.SIGABRT, "_exit": 3, "exec": 0, "fork": 0,
              "fork_race": 0}
 

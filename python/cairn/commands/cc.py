@@ -26,6 +26,7 @@ and its speed drifts by 2-4x over seconds; paired slices cancel the drift,
 separate whole runs did not.
 The native programs are compiler/bench/ds_bench.c and compiler/bench/icount.c.
 """
+import argparse
 import json
 import os
 import re
@@ -55,22 +56,33 @@ def register(subparsers):
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
+def _positive(text):
+    """argparse type: an integer >= 1 (0 rounds or slices would measure nothing)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
 def add_bench_parser(sub, name):
     """The compiler benchmark's parser; also `cairn bench compiler`."""
     b = sub.add_parser(name, help="clang vs cairn-cc (DRAM, PM) on legacy data structures",
                        description=__doc__, formatter_class=_Raw)
-    b.add_argument("--n", type=int, default=100000, help="keys per structure (list: n/8)")
-    b.add_argument("--ops", type=int, default=1000000,
+    b.add_argument("--n", type=_positive, default=100000, help="keys per structure (list: n/8)")
+    b.add_argument("--ops", type=_positive, default=1000000,
                    help="operations per build, structure, workload and round (list: ops/64)")
-    b.add_argument("--rounds", type=int, default=3,
+    b.add_argument("--rounds", type=_positive, default=3,
                    help="rounds: fresh processes (and pool) for each")
-    b.add_argument("--slices", type=int, default=10,
+    b.add_argument("--slices", type=_positive, default=10,
                    help="alternating slices per round (each ops/slices operations)")
     b.add_argument("--cpu", default=str(max(os.cpu_count() or 1, 1) - 1),
                    help="CPU the three builds share (taskset); 'none': do not pin")
     b.add_argument("--icount", action="store_true",
                    help="also count instructions per operation (single-stepping: slow)")
-    b.add_argument("--icount-ops", type=int, default=1000,
+    b.add_argument("--icount-ops", type=_positive, default=1000,
                    help="operations counted per cell with --icount (list: /64)")
     b.add_argument("--only", metavar="STRUCTURE[:WORKLOAD]",
                    help="measure one structure (and workload) only")
