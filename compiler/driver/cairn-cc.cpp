@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
   bool link = true, compileSource = false, preprocessOnly = false,
        shared = false, staticRuntime = false, instrument = true, anyInput = false;
   std::vector<std::string> mllvm;
-  bool persistentHeap = false, printTypeIds = false;
+  bool persistentHeap = false, printTypeIds = false, languageSet = false;
   std::string heapFile, genFile;
 
   for (int i = 1; i < argc; i++) {
@@ -226,7 +226,10 @@ int main(int argc, char **argv) {
       link = false;
     if (a == "-E") { link = false; preprocessOnly = true; }
     if (a == "-shared") shared = true;
-    if (a == "-x") compileSource = true;
+    if (a == "-x" || (a.size() > 2 && a.compare(0, 2, "-x") == 0)) {
+      compileSource = true;          // -x c / -xc: a language for what follows
+      languageSet = true;
+    }
     if (takesSeparateValue(a) && i + 1 < argc) {
       user.push_back(argv[++i]);
       continue;
@@ -291,6 +294,8 @@ int main(int argc, char **argv) {
     for (auto &m : mllvm)
       args.insert(args.end(), {"-mllvm", m});
   }
+  if (link && languageSet)
+    args.insert(args.end(), {"-x", "none"});   // the libraries below are not C
   if (link && persistentHeap) {
     std::string dir = L.rtlib.substr(0, L.rtlib.rfind('/'));
     args.push_back(dir + "/libcairn_pheap.a");

@@ -57,6 +57,17 @@ def test_bad_option_values_get_one_line(cairn_cc, tmp_path, arg, message):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("lang", [["-x", "c"], ["-xc"]])
+def test_source_from_stdin_links(cairn_cc, runtime, tmp_path, lang):
+    """`cc -x c - -o prog` (configure scripts' probes): the runtime libraries
+    cairn-cc appends are not read as C because of the user's -x."""
+    out = tmp_path / "prog"
+    r = subprocess.run([str(cairn_cc), *lang, "-", "-o", str(out)], input="int main(void){return 7;}\n",
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:2000]
+    assert subprocess.run([str(out)]).returncode == 7
+
+
 def test_version_passes_through(cairn_cc):
     assert "clang version 19" in cc(cairn_cc, "--version").stdout
 
