@@ -127,9 +127,14 @@ def test_same_output_as_clang(exe, tmp_path, opt):
 def test_legacy_libraries_survive_sigkill(exe, pool_path, opt):
     """sys/queue.h, sys/tree.h (RB, splay) and uthash nodes in one pool,
     SIGKILLed at random instants, reopened and cross-checked each time."""
-    prog = exe("legacy_stress", opt)
-    rng = random.Random(1234)
-    for round_ in range(8):
+    kill_and_verify(exe("legacy_stress", opt), pool_path, rounds=8, seed=1234)
+
+
+def kill_and_verify(prog, pool_path, rounds, seed):
+    """`prog run POOL ROUND` until it says "started" and a random moment
+    after, SIGKILL, then `prog verify POOL` must pass: `rounds` times."""
+    rng = random.Random(seed)
+    for round_ in range(rounds):
         p = subprocess.Popen([str(prog), "run", str(pool_path), str(round_)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env={"CAIRN_PMEM_FORCE": "1"})
@@ -140,6 +145,14 @@ def test_legacy_libraries_survive_sigkill(exe, pool_path, opt):
         v = run([prog, "verify", pool_path])
         assert v.returncode == 0, f"round {round_}: {v.stdout}{v.stderr}"
         assert "verified" in v.stdout
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_threads_survive_sigkill(exe, pool_path, opt):
+    """Four threads of a plain C program, each with its own TAILQ list and
+    all sharing a uthash table under a mutex, SIGKILLed at random instants
+    while their transactions run concurrently; reopened and verified."""
+    kill_and_verify(exe("mt_stress", opt), pool_path, rounds=6, seed=4321)
 
 
 @pytest.mark.parametrize("flags", [("-O0",), ("-O2",), ("-O3",),
