@@ -519,7 +519,8 @@ bool CairnInstrumenter::watchSetjmps(Function &F) {
     if (auto *CB = dyn_cast<CallBase>(&I))
       if (Function *Callee = CB->getCalledFunction())
         if (Callee->getName().contains("setjmp") &&
-            CB->hasFnAttr(Attribute::ReturnsTwice) &&
+            (CB->hasFnAttr(Attribute::ReturnsTwice) ||      // setjmp, sigsetjmp, _setjmp
+             Callee->getIntrinsicID() == Intrinsic::eh_sjlj_setjmp) && // __builtin_setjmp
             CB->getType()->isIntegerTy(32) && !isa<InvokeInst>(CB))
           Calls.push_back(CB);
   if (Calls.empty())

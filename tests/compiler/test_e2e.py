@@ -348,7 +348,7 @@ def _line_of(path, marker):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-@pytest.mark.parametrize("mode", ["jmp-begin", "jmp-deeper"])
+@pytest.mark.parametrize("mode", ["jmp-begin", "bjmp-begin", "jmp-deeper"])
 def test_begin_after_longjmp_left_a_transaction_stops(exe, pool_path, mode, opt):
     """A begin after a longjmp left a transaction open, from a frame as deep
     as the one that was left (which the CAIRN_TX frame test cannot see):
@@ -358,8 +358,9 @@ def test_begin_after_longjmp_left_a_transaction_stops(exe, pool_path, mode, opt)
     assert r.returncode != 0 and "not reached" not in r.stdout
     assert "safety violation" in r.stderr, r.stderr
     assert "left by a longjmp to the setjmp at" in r.stderr
-    if mode == "jmp-begin":
-        line = _line_of(PROGRAMS / "jmp_sig.c", "JMP-BEGIN-SETJMP")
+    if mode in ("jmp-begin", "bjmp-begin"):
+        marker = {"jmp-begin": "JMP-BEGIN-SETJMP", "bjmp-begin": "BUILTIN-SETJMP-BEGIN"}[mode]
+        line = _line_of(PROGRAMS / "jmp_sig.c", marker)
         assert f"jmp_sig.c:{line}" in r.stderr
     assert "cairn_tx_abort() where setjmp returns" in r.stderr
     assert "reopened: x=0 y=0 h=0" in reopened

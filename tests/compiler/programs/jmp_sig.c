@@ -10,6 +10,7 @@
  *   jmp-begin   longjmp out of a cairn_tx_begin in a callee, then another
  *               callee at the same depth begins one: stops (the setjmp is
  *               watched), naming the setjmp's line
+ *   bjmp-begin  jmp-begin with __builtin_setjmp / __builtin_longjmp
  *   jmp-deeper  the same with CAIRN_TX blocks: the frame test cannot see it
  *               (the new block's frame is as deep), the setjmp watch does
  *   jmp-inside  setjmp and longjmp inside one transaction: nothing is left,
@@ -56,6 +57,15 @@ __attribute__((noinline)) static void begin_and_jump(long v)
     cairn_tx_begin(pool);
     R->x = v;
     longjmp(jb, 1);
+}
+
+static void *bjb[5];                  /* __builtin_setjmp's buffer */
+
+__attribute__((noinline)) static void begin_and_bjump(long v)
+{
+    cairn_tx_begin(pool);
+    R->x = v;
+    __builtin_longjmp(bjb, 1);
 }
 
 __attribute__((noinline)) static void begin_and_commit(long v)
@@ -119,6 +129,11 @@ int main(int argc, char **argv)
         if (!setjmp(jb))              /* JMP-BEGIN-SETJMP */
             begin_and_jump(1);
         begin_and_commit(1);          /* stops: it would nest into the left one */
+        puts("not reached");
+    } else if (!strcmp(mode, "bjmp-begin")) {
+        if (!__builtin_setjmp(bjb))   /* BUILTIN-SETJMP-BEGIN */
+            begin_and_bjump(1);
+        begin_and_commit(1);          /* stops */
         puts("not reached");
     } else if (!strcmp(mode, "jmp-deeper")) {
         if (!setjmp(jb))
