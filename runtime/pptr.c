@@ -22,8 +22,10 @@
 #define _GNU_SOURCE
 #endif
 #include "internal.h"
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -50,6 +52,34 @@ void *cairn__ra2va_slow(uint64_t rel)
     return pool->base + off;
 }
 
+/* What a volatile pointer stored into PM points at, and the fix that fits:
+ * code and static data (a function, a string literal, a global) belong to a
+ * loaded object, whose address changes from run to run; the stack and the
+ * heap are gone after a restart. Only on the way to a violation. */
+static const char *volatile_target(const void *target, char *what, size_t n)
+{
+    Dl_info di;
+    char here;
+    if (dladdr(target, &di) && di.dli_fname) {
+        const char *obj = strrchr(di.dli_fname, '/');
+        obj = obj ? obj + 1 : di.dli_fname;
+        if (di.dli_sname && di.dli_saddr == target)
+            snprintf(what, n, "%s in %s", di.dli_sname, *obj ? obj : "the program");
+        else
+            snprintf(what, n, "code or static data of %s", *obj ? obj : "the program");
+        return "code and static data (functions, string literals, globals) move between runs "
+               "with address-space randomization: store an index, a name or a copy in the "
+               "pool instead";
+    }
+    uintptr_t t = (uintptr_t)target, h = (uintptr_t)&here;
+    if ((t > h ? t - h : h - t) < ((uintptr_t)8 << 20)) {
+        snprintf(what, n, "the stack");
+        return "copy the value into an object from cairn_alloc in the same pool";
+    }
+    snprintf(what, n, "the heap or another mapping");
+    return "allocate the target with cairn_alloc in the same pool";
+}
+
 uint64_t cairn__va2ra_checked(const void *slot, const void *target, const char *file, int line)
 {
     char where[512];
@@ -70,10 +100,13 @@ uint64_t cairn__va2ra_checked(const void *slot, const void *target, const char *
     if (file && line > 0) snprintf(where, sizeof where, "%s:%d", file, line);
     else if (file) snprintf(where, sizeof where, "%s", file);
     else cairn__describe_caller(__builtin_return_address(0), where, sizeof where);
-    if (!tp)
-        cairn__violation("pointer to volatile memory %p stored into PM at %p (pool %s) at %s: "
-                         "it would dangle after a restart; allocate the target with "
-                         "cairn_alloc in the same pool", target, slot, sp->path, where);
+    if (!tp) {
+        char what[320];
+        const char *fix = volatile_target(target, what, sizeof what);
+        cairn__violation("pointer to volatile memory %p (%s) stored into PM at %p (pool %s) "
+                         "at %s: it would dangle after a restart; %s", target, what, slot,
+                         sp->path, where, fix);
+    }
     cairn__violation("pointer into pool %s (%p) stored into pool %s at %p at %s: pointers "
                      "between pools are not allowed, since either may be opened alone",
                      tp->path, target, sp->path, slot, where);

@@ -80,6 +80,24 @@ def test_pointer_to_volatile_stops_with_file_line(exe, pool_path, opt):
     assert f"safety.c:{_line('LINE_SET_PTR')}" in r.stderr
 
 
+@pytest.mark.parametrize("mode,what,fix", [
+    (1, "(the stack)", "copy the value into an object from cairn_alloc"),
+    (6, "(puts in libc.so", "store an index, a name or a copy in the pool"),
+    (7, "(code or static data of safety", "store an index, a name or a copy in the pool"),
+    (8, "(the heap or another mapping)", "allocate the target with cairn_alloc"),
+])
+def test_pointer_to_volatile_names_what_it_points_at(exe, pool_path, mode, what, fix):
+    """The stop says whether the address is the stack, code or static data
+    (a function, a string literal: they move between runs) or the heap, and
+    gives the fix that fits."""
+    r = run([exe("safety", "-O2"), mode, pool_path])
+    assert r.returncode != 0
+    assert "pointer to volatile memory" in r.stderr and what in r.stderr, r.stderr
+    assert fix in r.stderr, r.stderr
+    assert f"safety.c:{_line('LINE_SET_PTR')}" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
 def test_pointer_between_pools_stops(exe, pool_path):
     r = run([exe("safety", "-O2"), 2, pool_path])
     # the program stops before it can remove its second pool

@@ -42,6 +42,18 @@ int main(int argc, char **argv)
         set_val(o, 1);
         set_val(o, 2);   /* same site: warned once */
         break;
+    case 6: /* NV-to-V: a function's address */
+        CAIRN_TX(a) { set_ptr(o, (void *)puts); }
+        break;
+    case 7: /* NV-to-V: a string literal */
+        CAIRN_TX(a) { set_ptr(o, (void *)"a literal"); }
+        break;
+    case 8: { /* NV-to-V: malloc memory */
+        void *m = malloc(64);
+        CAIRN_TX(a) { set_ptr(o, m); }
+        free(m);
+        break;
+    }
     case 4: /* the legal cases do not complain */
         CAIRN_TX(a) { set_ptr(o, o); set_val(o, 3); set_ptr(o, NULL); }
         break;
