@@ -246,6 +246,7 @@ void cairn__install_segv_handler(void);
 
 /* ---- pool.c ---- */
 cairn_pool *cairn__pool_by_slot(int slot);
+const char *cairn__slot_closed_path(int slot);   /* pool last closed there, or NULL */
 cairn_pool *cairn__pool_by_id(uint32_t id);
 static inline cairn_pool *cairn__pool_of_addr(const void *p)
 {

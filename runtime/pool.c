@@ -317,11 +317,25 @@ static int take_slot(cairn_pool *pool, const char *path)
     return 0;
 }
 
+/* The path of the pool last closed in each slot (its tail if long), for the
+ * SIGSEGV handler's message about a pointer kept past its pool's close. */
+static char slot_closed[64][128];
+
 static void release_slot(cairn_pool *pool)
 {
     pthread_mutex_lock(&pools_lock);
-    if (slot_pool[pool->slot] == pool) slot_pool[pool->slot] = NULL;
+    if (slot_pool[pool->slot] == pool) {
+        slot_pool[pool->slot] = NULL;
+        size_t n = strlen(pool->path), keep = sizeof slot_closed[0] - 1;
+        const char *from = n > keep ? pool->path + (n - keep) : pool->path;
+        memcpy(slot_closed[pool->slot], from, strlen(from) + 1);
+    }
     pthread_mutex_unlock(&pools_lock);
+}
+
+const char *cairn__slot_closed_path(int slot)
+{
+    return slot >= 0 && slot < region_slots && slot_closed[slot][0] ? slot_closed[slot] : NULL;
 }
 
 static int lock_file(int fd, const char *path)

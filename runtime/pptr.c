@@ -171,6 +171,27 @@ static void on_segv(int sig, siginfo_t *info, void *uctx)
                      (unsigned long long)(v & CAIRN_OFF_MASK), p->path);
     }
 #endif
+    /* an address inside cairn's region: past a pool's end, or in a slot
+     * whose pool was closed (a pointer kept past cairn_pool_close) */
+    uintptr_t a = (uintptr_t)info->si_addr;
+    if (n == 0 && a >= cairn__region_lo && a < cairn__region_hi) {
+        int slot = (int)((a - cairn__region_lo) >> CAIRN_SLOT_SHIFT);
+        unsigned long long off = (a - cairn__region_lo) & (((uintptr_t)1 << CAIRN_SLOT_SHIFT) - 1);
+        cairn_pool *p = cairn__pool_by_slot(slot);
+        const char *closed = cairn__slot_closed_path(slot);
+        if (p && off >= p->size)
+            n = snprintf(msg, sizeof msg,
+                         "cairn: segmentation fault at %p, %llu bytes into %s, which is only "
+                         "%llu bytes: an access past the pool's end (a corrupt pointer or "
+                         "index)\n", info->si_addr, off, p->path, (unsigned long long)p->size);
+        else if (!p)
+            n = snprintf(msg, sizeof msg,
+                         "cairn: segmentation fault at %p, where no pool is open%s%s%s: a "
+                         "pointer into a pool was kept after cairn_pool_close (reopen the pool "
+                         "and read the pointer from it again), or the pointer is corrupt\n",
+                         info->si_addr, closed ? " (" : "", closed ? closed : "",
+                         closed ? " was mapped there and is closed)" : "");
+    }
     if (n > 0) {
         ssize_t w = write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
         (void)w;

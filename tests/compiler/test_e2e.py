@@ -98,6 +98,19 @@ def test_pointer_to_volatile_names_what_it_points_at(exe, pool_path, mode, what,
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+@pytest.mark.parametrize("mode,message", [
+    (9, "where no pool is open ({pool} was mapped there and is closed): a pointer "
+        "into a pool was kept after cairn_pool_close"),
+    (10, "bytes into {pool}, which is only 16777216 bytes: an access past the pool's end"),
+])
+def test_fault_in_the_pm_region_is_explained(exe, pool_path, mode, message):
+    """A segfault at an address in cairn's region says which pool was or is
+    there: a pointer followed after its pool's close, or past its end."""
+    r = run([exe("safety", "-O2"), mode, pool_path])
+    assert r.returncode == -signal.SIGSEGV, r.stdout + r.stderr
+    assert message.format(pool=pool_path) in r.stderr, r.stderr
+
+
 def test_pointer_between_pools_stops(exe, pool_path):
     r = run([exe("safety", "-O2"), 2, pool_path])
     # the program stops before it can remove its second pool

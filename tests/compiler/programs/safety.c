@@ -54,6 +54,18 @@ int main(int argc, char **argv)
         free(m);
         break;
     }
+    case 9: { /* a pointer into the pool kept past its close, then followed */
+        CAIRN_TX(a) { o->v = 41; }
+        struct obj *volatile kept = o;
+        cairn_pool_close(a);
+        printf("%ld\n", kept->v);                    /* faults: no pool there */
+        return 0;
+    }
+    case 10: { /* an access past the pool's end (the pool is 16 MiB) */
+        volatile char *past = (char *)o + (32 << 20);
+        printf("%d\n", *past);                        /* faults */
+        return 0;
+    }
     case 4: /* the legal cases do not complain */
         CAIRN_TX(a) { set_ptr(o, o); set_val(o, 3); set_ptr(o, NULL); }
         break;
