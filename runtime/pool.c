@@ -338,10 +338,31 @@ const char *cairn__slot_closed_path(int slot)
     return slot >= 0 && slot < region_slots && slot_closed[slot][0] ? slot_closed[slot] : NULL;
 }
 
+/* Is the file behind fd one this process has open as a pool already? */
+static cairn_pool *open_here(int fd)
+{
+    struct stat a, b;
+    if (fstat(fd, &a) != 0) return NULL;
+    cairn_pool *found = NULL;
+    pthread_mutex_lock(&pools_lock);
+    for (int i = 0; i < region_slots && !found; i++)
+        if (slot_pool[i] && !slot_pool[i]->inherited && fstat(slot_pool[i]->fd, &b) == 0 &&
+            a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            found = slot_pool[i];
+    pthread_mutex_unlock(&pools_lock);
+    return found;
+}
+
 static int lock_file(int fd, const char *path)
 {
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        cairn__err(EBUSY, "%s: pool is in use by another process; close it there first", path);
+        cairn_pool *p = open_here(fd);
+        if (p)
+            cairn__err(EBUSY, "%s: pool is already open in this process (as %s); use the "
+                       "handle that open returned, or close it first", path, p->path);
+        else
+            cairn__err(EBUSY, "%s: pool is in use by another process; close it there first",
+                       path);
         return -1;
     }
     return 0;
