@@ -287,13 +287,11 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
 Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
   count(B, RelativeLoads);
-  auto SlowDelta = [&](IRBuilder<> &MB, FunctionCallee F) {
-    Value *Slow = F.getCallee() == Ra2VaMiss.getCallee() ? callRa2VaMiss(MB, Rel)
-                                                        : MB.CreateCall(F, {Rel});
+  auto SlowDelta = [&](IRBuilder<> &MB, Value *Slow) {
     return MB.CreateSub(MB.CreatePtrToInt(Slow, Int64Ty), Rel);
   };
   if (!ClInlineRa2Va)
-    return SlowDelta(B, Ra2VaSlow);
+    return SlowDelta(B, B.CreateCall(Ra2VaSlow, {Rel}));
   ++NumRa2VaInline;
   Value *Key, *D;
   if (LocalKey) {
@@ -313,7 +311,7 @@ Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
   IRBuilder<> HB(HitT);
   Value *Fast = D ? D : HB.CreateLoad(Int64Ty, LocalD);
   IRBuilder<> MB(MissT);
-  Value *SlowD = SlowDelta(MB, Ra2VaMiss);
+  Value *SlowD = SlowDelta(MB, callRa2VaMiss(MB, Rel));
   if (LocalKey)
     refreshLocalCache(MB);                   // the miss refilled the global cache
   IRBuilder<> JB(Before);

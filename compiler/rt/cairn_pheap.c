@@ -102,7 +102,7 @@ static cairn_pool *heap_get(void)
             char *end;
             errno = 0;
             unsigned long long v = strtoull(sz, &end, 0);
-            if (errno || end == sz || *end || sz[0] == '-') {
+            if (errno || end == sz || *end || strchr(sz, '-')) {
                 fprintf(stderr, "cairn-cc: CAIRN_PERSISTENT_HEAP_SIZE=%s is not a size in "
                         "bytes; give one, e.g. %zu (4 GiB, the default), or unset it\n",
                         sz, (size_t)4 << 30);
