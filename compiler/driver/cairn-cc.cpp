@@ -33,7 +33,7 @@ const char *const kOptimizations[] = {
     "inline-va2ra", "hoist-conversions", "local-ra-cache",
     "readonly-calls-keep-cache", "thread-null-tests", "fold-translation",
     "plain-loop-chains", "split-translated-phis", "vector-ptr-stores",
-    "local-region", "miss-preserves-regs",
+    "local-region", "miss-preserves-regs", "known-callees",
 };
 
 bool exists(const std::string &p) {

@@ -70,6 +70,13 @@ cl::opt<bool> ClReadonlyCallsKeepCache(
     cl::desc("Keep the register copy of the translation cache across calls "
              "that only read memory (memcmp, strlen, ...): they cannot close "
              "or reopen a pool"));
+cl::opt<bool> ClKnownCallees(
+    "cairn-known-callees", cl::init(true),
+    cl::desc("Calls proven unable to run cairn's runtime (callees that write "
+             "only memory their arguments point to, and this file's functions "
+             "whose own calls are all such) neither end log merging, "
+             "dominated-log elimination and loop log hoisting, nor make the "
+             "register cache reload"));
 cl::opt<bool> ClThreadNullTests(
     "cairn-thread-null-tests", cl::init(true),
     cl::desc("A converted relative pointer is never NULL: its path skips the "
@@ -155,6 +162,7 @@ llvm::TrackingStatistic NumVa2RaInline = {DEBUG_TYPE, "NumVa2RaInline", "virtual
 llvm::TrackingStatistic NumConvHoisted = {DEBUG_TYPE, "NumConvHoisted", "pointer conversions hoisted out of loops"};
 llvm::TrackingStatistic NumLocalCache = {DEBUG_TYPE, "NumLocalCache", "functions keeping the translation cache in registers"};
 llvm::TrackingStatistic NumCacheKeptOverCall = {DEBUG_TYPE, "NumCacheKeptOverCall", "calls that only read memory: register cache kept"};
+llvm::TrackingStatistic NumCallsCairnFree = {DEBUG_TYPE, "NumCallsCairnFree", "calls proven not to run cairn's runtime (no barrier to logs or the cache)"};
 llvm::TrackingStatistic NumNullTestsThreaded = {DEBUG_TYPE, "NumNullTestsThreaded", "NULL tests skipped after converting a relative load"};
 llvm::TrackingStatistic NumWideScans = {DEBUG_TYPE, "NumWideScans", "wide stores and copies scanned for addresses"};
 llvm::TrackingStatistic NumWideNotAddress = {DEBUG_TYPE, "NumWideNotAddress", "wide stores and copied fields proven not pointers"};
@@ -173,7 +181,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
-    &NumLocalRegion, &NumSetjmps, &NumMissPreserve};
+    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -235,6 +243,7 @@ void CairnInstrumenter::initialize() {
       F->setCallingConv(CallingConv::PreserveMost);
   CacheNote = M.getOrInsertFunction("cairn_cc__ra_cache_note", VoidTy, Int64Ty, PtrTy);
   Unlikely = MDBuilder(Ctx).createUnlikelyBranchWeights();
+  findCairnFreeFunctions();
   NoSanitize = MDNode::get(Ctx, {});
 }
 

@@ -68,6 +68,7 @@ extern llvm::cl::opt<bool> ClInlineRa2Va;
 extern llvm::cl::opt<bool> ClLocalRaCache;
 extern llvm::cl::opt<bool> ClMissPreservesRegs;
 extern llvm::cl::opt<bool> ClReadonlyCallsKeepCache;
+extern llvm::cl::opt<bool> ClKnownCallees;
 extern llvm::cl::opt<bool> ClThreadNullTests;
 extern llvm::cl::opt<bool> ClFoldTranslation;
 extern llvm::cl::opt<bool> ClPlainLoopChains;
@@ -104,6 +105,7 @@ extern llvm::TrackingStatistic NumVa2RaInline;
 extern llvm::TrackingStatistic NumConvHoisted;
 extern llvm::TrackingStatistic NumLocalCache;
 extern llvm::TrackingStatistic NumCacheKeptOverCall;
+extern llvm::TrackingStatistic NumCallsCairnFree;
 extern llvm::TrackingStatistic NumNullTestsThreaded;
 extern llvm::TrackingStatistic NumWideScans;
 extern llvm::TrackingStatistic NumWideNotAddress;
@@ -182,6 +184,13 @@ private:
   StringMap<Constant *> Strings;
 
   void initialize();
+  // calls that cannot run cairn's runtime (LogPlacement.cpp)
+  SmallPtrSet<const Function *, 32> CairnFreeFns;
+  void findCairnFreeFunctions();
+  bool cairnFreeByKnownCallee(const CallBase &CB) const;
+  bool isBarrierFree(const Instruction &I) const;
+  bool noBarrierBetween(Instruction *E, Instruction *L,
+                        DenseMap<BasicBlock *, bool> &HasBarrier) const;
   Where classify(Value *Ptr, unsigned Depth = 0);
   Where classifyObject(const Value *Obj, unsigned Depth);
   std::pair<Value *, Value *> sourceLocation(Instruction *I);

@@ -13,15 +13,91 @@ namespace cairn {
 // ---- choosing what to instrument -------------------------------------------
 
 // Calls that cannot begin or end a transaction or write memory we track.
-static bool isBarrierFree(const Instruction &I) {
+// What makes a call a barrier to log placement (merging, dominated-log
+// elimination, loop hoisting) and to the register cache is that it may run
+// cairn's runtime: begin, end or abort a transaction, open or close a pool.
+// All of those write the runtime's own state, which to this module is
+// "other" memory (neither the call's arguments' memory nor its stack).
+
+static bool isOwnHook(const Function *Callee) {
+  StringRef N = Callee->getName();
+  return N.starts_with("cairn__") || N.starts_with("cairn_cc__") ||
+         cairn::isTraceHook(N);
+}
+
+static bool returnsTwice(const CallBase &CB) {
+  return CB.hasFnAttr(Attribute::ReturnsTwice) ||
+         (CB.getCalledFunction() &&
+          CB.getCalledFunction()->hasFnAttribute(Attribute::ReturnsTwice));
+}
+
+// A callee that writes at most the memory its pointer arguments point to
+// (memcpy, strcpy, snprintf's LLVM-inferred attributes, this module's
+// helpers that LLVM found argmemonly) cannot reach the runtime's state.
+static bool writesOnlyArgMemory(const CallBase &CB) {
+  return CB.getMemoryEffects().getWithoutLoc(IRMemLocation::ArgMem).onlyReadsMemory();
+}
+
+// cairn-known-callees: a call the older rule (no memory access at all)
+// treats as a barrier, proven here not to run cairn: its callee writes only
+// argument memory, or is one of this module's functions whose every call is
+// such a call (CairnFreeFns).
+bool CairnInstrumenter::cairnFreeByKnownCallee(const CallBase &CB) const {
+  if (!ClKnownCallees || returnsTwice(CB) || CB.isInlineAsm())
+    return false;
+  if (writesOnlyArgMemory(CB))
+    return true;
+  const Function *Callee = CB.getCalledFunction();
+  return Callee && CairnFreeFns.count(Callee);
+}
+
+// The module's functions whose calls cannot run cairn: optimistic fixed
+// point (recursion among such functions is fine), over exact definitions
+// only (a definition that may be replaced at link or load time, weak or
+// interposable, proves nothing). Indirect calls, calls to unknown external
+// functions and setjmp-like calls disqualify a function.
+void CairnInstrumenter::findCairnFreeFunctions() {
+  CairnFreeFns.clear();
+  if (!ClKnownCallees)
+    return;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.hasExactDefinition() && !F.isInterposable() &&
+        !F.getName().starts_with("cairn_"))
+      CairnFreeFns.insert(&F);
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (Function &F : M) {
+      if (!CairnFreeFns.count(&F))
+        continue;
+      bool Free = llvm::all_of(instructions(F), [&](Instruction &I) {
+        auto *CB = dyn_cast<CallBase>(&I);
+        return !CB || isBarrierFree(*CB);
+      });
+      if (!Free) {
+        CairnFreeFns.erase(&F);
+        Changed = true;
+      }
+    }
+  }
+  for (Function &F : M)
+    if (!F.isDeclaration() && !F.getName().starts_with("cairn_"))
+      for (Instruction &I : instructions(F))
+        if (auto *CB = dyn_cast<CallBase>(&I))
+          if (!isa<IntrinsicInst>(CB) && !CB->doesNotAccessMemory() &&
+              cairnFreeByKnownCallee(*CB))
+            ++NumCallsCairnFree;
+}
+
+bool CairnInstrumenter::isBarrierFree(const Instruction &I) const {
   auto *CB = dyn_cast<CallBase>(&I);
   if (!CB)
     return true;
   if (isa<DbgInfoIntrinsic>(CB))
     return true;
+  if (returnsTwice(*CB))
+    return false;
   if (Function *Callee = CB->getCalledFunction())
-    if (Callee->getName() == "cairn__log_store" || // ours, from loop hoisting
-        cairn::isTraceHook(Callee->getName()))
+    if (isOwnHook(Callee))  // ours: logs from loop hoisting, trace records
       return true;
   if (auto *II = dyn_cast<IntrinsicInst>(CB)) {
     switch (II->getIntrinsicID()) {
@@ -34,7 +110,7 @@ static bool isBarrierFree(const Instruction &I) {
       break;
     }
   }
-  return CB->doesNotAccessMemory();
+  return CB->doesNotAccessMemory() || cairnFreeByKnownCallee(*CB);
 }
 
 // cairn-hoist-loop-logs (Breeze, seed 000 Fig. 8): a store that runs on
@@ -58,8 +134,8 @@ void CairnInstrumenter::hoistLoopLogs(
     BasicBlock *Latch = L->getLoopLatch();
     if (!Latch || !L->getLoopPredecessor())
       continue;
-    if (llvm::any_of(L->blocks(), [](BasicBlock *BB) {
-          return llvm::any_of(*BB, [](Instruction &I) { return !isBarrierFree(I); });
+    if (llvm::any_of(L->blocks(), [&](BasicBlock *BB) {
+          return llvm::any_of(*BB, [&](Instruction &I) { return !isBarrierFree(I); });
         }))
       continue;
     if (!llvm::any_of(L->blocks(), [](BasicBlock *BB) {
@@ -173,9 +249,9 @@ void CairnInstrumenter::hoistLoopLogs(
 // dominates L. The blocks of those paths are those reached backward from
 // L's block without crossing E's block (a path that re-enters E's block
 // from its top runs E again, which logs again).
-static bool noBarrierBetween(Instruction *E, Instruction *L,
-                             DenseMap<BasicBlock *, bool> &HasBarrier) {
-  auto BarrierIn = [](BasicBlock::iterator From, BasicBlock::iterator To) {
+bool CairnInstrumenter::noBarrierBetween(Instruction *E, Instruction *L,
+                                         DenseMap<BasicBlock *, bool> &HasBarrier) const {
+  auto BarrierIn = [&](BasicBlock::iterator From, BasicBlock::iterator To) {
     for (auto It = From; It != To; ++It)
       if (!isBarrierFree(*It))
         return true;

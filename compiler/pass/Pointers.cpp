@@ -187,7 +187,9 @@ void CairnInstrumenter::setUpLocalCache(Function &F) {
 // entry points, not intrinsics, and (cairn-readonly-calls-keep-cache) not a
 // callee that writes no memory: opening or closing a pool writes the
 // runtime's tables; memcmp/bcmp/strlen are such calls until code generation
-// expands them, often inside lookup loops.
+// expands them, often inside lookup loops. Nor (cairn-known-callees) one
+// that writes only its arguments' memory or is this file's function whose
+// calls are all such.
 void CairnInstrumenter::afterCallsThatMayChangeRuntime(Function &F,
                                                        SmallVectorImpl<Instruction *> &After,
                                                        bool CountKept) {
@@ -205,6 +207,8 @@ void CairnInstrumenter::afterCallsThatMayChangeRuntime(Function &F,
           ++NumCacheKeptOverCall;
         continue;
       }
+      if (!CB->onlyReadsMemory() && cairnFreeByKnownCallee(*CB))
+        continue;                  // cannot open or close a pool
       if (isa<InvokeInst>(CB) || CB->isTerminator())
         continue;                  // C has no invokes; be safe anyway
       Instruction *At = CB->getNextNode();

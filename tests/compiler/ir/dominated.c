@@ -46,3 +46,51 @@ void withdraw(struct acct *a, long v, int slow)
         audit(a);
     a->balance -= 1;       /* a call on one path before it: logged */
 }
+
+// cairn-known-callees: a call that cannot run cairn's runtime (so cannot
+// end the transaction) is no barrier. `note` writes a global, so it is not
+// argmemonly, but it calls nothing; `relay` calls only `note` (the fixed
+// point); `spin` is recursive and calls nothing else. `tell` calls an
+// unknown function, and a weak definition may be replaced at link time:
+// both stay barriers.
+// RUN: -O2 -fno-cairn-known-callees | NOKNOWN
+static long audits;
+static __attribute__((noinline)) void note(void) { audits++; }
+static __attribute__((noinline)) void relay(void) { note(); note(); }
+static __attribute__((noinline)) long spin(long n) { audits += n; return n ? spin(n - 1) : 0; }
+static __attribute__((noinline)) void tell(struct acct *a) { audit(a); }
+__attribute__((weak, noinline)) void hook(void) { audits++; }
+
+// O2-LABEL: define {{.*}}@known(
+// O2: call void @cairn__log_store(ptr %0, i64 8,
+// O2-NOT: call void @cairn__log_store
+// O2: ret void
+// NOKNOWN-LABEL: define {{.*}}@known(
+// NOKNOWN: call void @cairn__log_store(ptr %0, i64 8,
+// NOKNOWN: call {{.*}}@relay(
+// NOKNOWN: call void @cairn__log_store(ptr %0, i64 8,
+// NOKNOWN: call {{.*}}@spin(
+// NOKNOWN: call void @cairn__log_store(ptr %0, i64 8,
+void known(struct acct *a, long v)
+{
+    a->balance += v;
+    relay();
+    a->balance -= 1;
+    spin(v & 3);
+    a->balance -= 2;
+}
+
+// O2-LABEL: define {{.*}}@unknown(
+// O2: call void @cairn__log_store(ptr %0, i64 8,
+// O2: call {{.*}}@tell(
+// O2: call void @cairn__log_store(ptr %0, i64 8,
+// O2: call {{.*}}@hook(
+// O2: call void @cairn__log_store(ptr %0, i64 8,
+void unknown(struct acct *a, long v)
+{
+    a->balance += v;
+    tell(a);
+    a->balance -= 1;
+    hook();
+    a->balance -= 2;
+}
