@@ -78,20 +78,30 @@ void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
 typedef uint64_t cairn__layout_id
     __attribute__((cairn_layout_id)); /* unknown: cairn-cc's plugin CairnTypeId.so is not loaded */
 #  pragma clang diagnostic pop
-#  define CAIRN_TYPE_ID(T) (__extension__ _Generic((__typeof__(T) *)0,     \
-                                       default: (cairn__layout_id)0ULL))
+#  define CAIRN_TYPE_ID(T) (__extension__                                  \
+     _Pragma("clang diagnostic push")                                        \
+     _Pragma("clang diagnostic ignored \"-Wpre-c11-compat\"")                \
+     _Pragma("clang diagnostic ignored \"-Wc11-extensions\"")                \
+     _Generic((__typeof__(T) *)0, default: (cairn__layout_id)0ULL)           \
+     _Pragma("clang diagnostic pop"))
 #endif
+/* From here on a library's header: the user's -Weverything, -pedantic or
+ * -std=c89 -Werror are for the user's code, not for this file. (Not above:
+ * the marker's unknown attribute must stay an error. CAIRN_TX declares its
+ * scope in a for statement, so code that uses it needs C99 or later.) */
+#pragma GCC system_header
 #ifndef CAIRN_TYPE_ID
-#  define CAIRN_TYPE_ID(T) \
-     cairn__type_id_basic(#T, sizeof(T), _Alignof(T))
+#  define CAIRN_TYPE_ID(T) /* __alignof__: _Alignof's value on x86-64, any -std */ \
+     cairn__type_id_basic(#T, sizeof(T), __alignof__(T))
 #endif
-static inline uint64_t cairn__type_id_basic(const char *name, size_t size,
+static __inline__ uint64_t cairn__type_id_basic(const char *name, size_t size,
                                             size_t align)
 {
     uint64_t h = 0xcbf29ce484222325ULL;          /* FNV-1a over the spelling */
-    for (const char *c = name; *c; c++) {
-        if (*c == ' ') continue;                  /* "struct  x" == "struct x" */
-        h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+    size_t i;
+    for (i = 0; name[i]; i++) {
+        if (name[i] == ' ') continue;             /* "struct  x" == "struct x" */
+        h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
     }
     h ^= (uint64_t)size * 0x9e3779b97f4a7c15ULL;
     h ^= (uint64_t)align << 56;
@@ -172,7 +182,7 @@ extern uintptr_t cairn__region_lo, cairn__region_hi;
  * -2^40 .. -1), not a relative pointer: conversions leave it unchanged. */
 #define CAIRN_ID_NONE    CAIRN_ID_MASK
 
-static inline int cairn__in_region(const void *p)
+static __inline__ int cairn__in_region(const void *p)
 {
     return (uintptr_t)p - cairn__region_lo < cairn__region_hi - cairn__region_lo;
 }
@@ -181,12 +191,19 @@ void    *cairn__ra2va_slow(uint64_t rel);
 uint64_t cairn__va2ra_checked(const void *slot, const void *target,
                               const char *file, int line);
 /* A relative value (bit 63 set) -> virtual address; anything else unchanged. */
-static inline void *cairn__ra2va(uint64_t v)
+static __inline__ void *cairn__ra2va(uint64_t v)
 {
     if (__builtin_expect((int64_t)v < 0, 0))
         return cairn__ra2va_slow(v);
     return (void *)(uintptr_t)v;
 }
+/* compiler/rt's inline translation caches (one per copy of it: a program
+ * and each shared library, dlopen'ed or linked with its symbols hidden, may
+ * hold its own). Each registers its word on first fill; closing a pool
+ * empties every registered word. The node is the caller's (static). */
+struct cairn__ra_cache_reg { uint64_t *word; struct cairn__ra_cache_reg *next; };
+void     cairn__ra_cache_register(struct cairn__ra_cache_reg *reg);
+void     cairn__ra_cache_unregister(struct cairn__ra_cache_reg *reg);
 /* cairn-cc --persistent-heap: a fork child gets a private copy of this
  * pool (its heap) instead of a read-only view. */
 void     cairn__pool_copy_on_fork(cairn_pool *pool);

@@ -243,6 +243,7 @@ extern CAIRN_TLS volatile unsigned cairn__sig_head, cairn__sig_tail;
 
 /* ---- pptr.c ---- */
 void cairn__install_segv_handler(void);
+void cairn__ra_caches_clear(void);    /* a pool is closing: empty every cache */
 
 /* ---- pool.c ---- */
 cairn_pool *cairn__pool_by_slot(int slot);

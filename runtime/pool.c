@@ -368,6 +368,42 @@ static int lock_file(int fd, const char *path)
     return 0;
 }
 
+/* What to do about a failed open(2) of a pool file: a clause for the
+ * message, or "". */
+static const char *open_hint(const char *path, int err, bool creating)
+{
+    struct stat st;
+    if (err == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return " (that is a directory: name a file in it, such as DIR/name.pool)";
+    if (err == EISDIR)
+        return " (that is a directory, not a pool file)";
+    if (err == EEXIST)
+        return " (open it with cairn_pool_open, or remove it)";
+    if (err == ENOENT || err == ENOTDIR) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = 0;
+            if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+                return " (its directory does not exist: create the directory first)";
+        }
+        return creating ? "" : " (create it with cairn_pool_create)";
+    }
+    if (err == EACCES || err == EPERM)
+        return creating ? " (no permission to create a file there: choose a directory you "
+                          "can write)"
+                        : " (cairn needs to read and write a pool file, even to read its "
+                          "data: it recovers and logs in place; check the file's permissions "
+                          "or open it as its owner)";
+    if (err == EROFS)
+        return " (a read-only file system: cairn writes the pool in place; copy it to a "
+               "writable place)";
+    if (err == ENOSPC || err == EDQUOT)
+        return " (the file system is full: free space or choose another place)";
+    return "";
+}
+
 cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
 {
     cairn_init();
@@ -386,8 +422,9 @@ cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
     size &= ~(size_t)4095;
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
-        cairn__err(errno, "%s: cannot create pool: %s%s", path, strerror(errno),
-                   errno == EEXIST ? " (open it with cairn_pool_open, or remove it)" : "");
+        int e = errno;
+        cairn__err(e, "%s: cannot create pool: %s%s", path, strerror(e),
+                   open_hint(path, e, true));
         return NULL;
     }
     if (lock_file(fd, path) || ftruncate(fd, (off_t)size) != 0) {
@@ -458,8 +495,9 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout)
     }
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        cairn__err(errno, "%s: cannot open pool: %s%s", path, strerror(errno),
-                   errno == ENOENT ? " (create it with cairn_pool_create)" : "");
+        int e = errno;
+        cairn__err(e, "%s: cannot open pool: %s%s", path, strerror(e),
+                   open_hint(path, e, false));
         return NULL;
     }
     struct stat stt;
@@ -550,6 +588,7 @@ static int pool_close(cairn_pool *pool, bool write_back)
         set_clean(pool, 1);
     }
     CAIRN_TRACE_EV(pool_close, pool);
+    cairn__ra_caches_clear();       /* before the slot can be reused */
     cairn__tcache_forget(pool);
     release_slot(pool);
     unmap_slot(pool);
@@ -765,8 +804,11 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
                        (unsigned long long)pool->state.root_type, (unsigned long long)type_id,
                        kinds);
         } else if (size > pool->state.root_size) {
-            cairn__err(EINVAL, "%s: the root is %llu bytes, the program asks for %zu",
-                       pool->path, (unsigned long long)pool->state.root_size, size);
+            cairn__err(EINVAL, "%s: the root is %llu bytes, the program asks for %zu (the "
+                       "pool was made with a smaller root: ask for at most %llu bytes, or "
+                       "migrate the pool to a bigger root)",
+                       pool->path, (unsigned long long)pool->state.root_size, size,
+                       (unsigned long long)pool->state.root_size);
         } else {
             root = pool->base + pool->state.root_off;
         }

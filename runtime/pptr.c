@@ -23,11 +23,56 @@
 #endif
 #include "internal.h"
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+/* ---- compiler/rt's translation caches ------------------------------------
+ * Every copy of compiler/rt (the program's, and a shared library's own when
+ * it was dlopen'ed or linked with its symbols hidden) keeps a one-word
+ * cache of the last pool it translated for, and registers the word here
+ * when it first fills it. Closing a pool empties them all: a cache left
+ * holding a closed pool's id and slot would translate its pointers into
+ * whatever pool is mapped in that slot next. A list of the callers' own
+ * nodes: no allocation, no limit. */
+static struct cairn__ra_cache_reg *ra_caches;
+static pthread_mutex_t ra_caches_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((visibility("default")))
+void cairn__ra_cache_register(struct cairn__ra_cache_reg *reg)
+{
+    pthread_mutex_lock(&ra_caches_lock);
+    struct cairn__ra_cache_reg *r = ra_caches;
+    while (r && r != reg) r = r->next;
+    if (!r) {
+        reg->next = ra_caches;
+        ra_caches = reg;
+    }
+    pthread_mutex_unlock(&ra_caches_lock);
+}
+
+__attribute__((visibility("default")))
+void cairn__ra_cache_unregister(struct cairn__ra_cache_reg *reg)
+{
+    pthread_mutex_lock(&ra_caches_lock);
+    for (struct cairn__ra_cache_reg **p = &ra_caches; *p; p = &(*p)->next)
+        if (*p == reg) {
+            *p = reg->next;
+            break;
+        }
+    pthread_mutex_unlock(&ra_caches_lock);
+}
+
+void cairn__ra_caches_clear(void)
+{
+    pthread_mutex_lock(&ra_caches_lock);
+    for (struct cairn__ra_cache_reg *r = ra_caches; r; r = r->next)
+        __atomic_store_n(r->word, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ra_caches_lock);
+}
 
 static uint64_t to_relative(const cairn_pool *pool, const void *target)
 {

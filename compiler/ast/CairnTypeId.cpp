@@ -108,13 +108,21 @@ public:
         DiagnosticsEngine::Error,
         "CAIRN_TYPE_ID(%0): the type is incomplete or dependent here; its "
         "layout cannot be checksummed");
-    warnPartial_ = diags_.getCustomDiagID(
-        DiagnosticsEngine::Warning,
+    // clang 19 never maps custom diagnostics (-Werror, -w do not reach
+    // them), so the level is chosen here, as the user's flags would have
+    auto warning = [&](const auto &text) {
+      if (diags_.getIgnoreAllWarnings())
+        return 0u;
+      return diags_.getCustomDiagID(diags_.getWarningsAsErrors()
+                                        ? DiagnosticsEngine::Error
+                                        : DiagnosticsEngine::Warning,
+                                    text);
+    };
+    warnPartial_ = warning(
         "CAIRN_TYPE_ID(%0): %1 is not defined at this point, so the id covers "
         "only its name and differs from files that define it first; define "
         "or include it before this use");
-    warnBasic_ = diags_.getCustomDiagID(
-        DiagnosticsEngine::Warning,
+    warnBasic_ = warning(
         "plain-C type id (cairn__type_id_basic) in a cairn-cc build: this file "
         "was preprocessed by another compiler (cc -E?); "
         "its ids differ from cairn-cc's, and a pool made by one is refused by "
@@ -149,7 +157,7 @@ public:
 
   bool VisitCallExpr(CallExpr *call) {
     const FunctionDecl *callee = call->getDirectCallee();
-    if (callee && callee->getName() == "cairn__type_id_basic")
+    if (callee && callee->getName() == "cairn__type_id_basic" && warnBasic_)
       diags_.Report(call->getBeginLoc(), warnBasic_);
     return true;
   }
@@ -169,7 +177,8 @@ public:
       return true;
     }
     cairn::TypeLayout layout = cairn::describeLayout(ctx_, m->type);
-    for (const TagDecl *tag : layout.incomplete)
+    for (const TagDecl *tag : warnPartial_ ? layout.incomplete
+                                           : std::vector<const TagDecl *>{})
       diags_.Report(use, warnPartial_)
           << name << ctx_.getTypeDeclType(tag).getAsString(ctx_.getPrintingPolicy());
     if (print_) {

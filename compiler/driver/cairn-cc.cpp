@@ -23,6 +23,7 @@
 #include <vector>
 #include <dirent.h>
 #include <algorithm>
+#include <cctype>
 
 namespace {
 
@@ -33,7 +34,7 @@ const char *const kOptimizations[] = {
     "inline-va2ra", "hoist-conversions", "local-ra-cache",
     "readonly-calls-keep-cache", "thread-null-tests", "fold-translation",
     "plain-loop-chains", "split-translated-phis", "vector-ptr-stores",
-    "local-region", "miss-preserves-regs", "known-callees",
+    "local-region", "miss-preserves-regs", "known-callees", "merge-sign-null-tests",
 };
 
 bool exists(const std::string &p) {
@@ -133,27 +134,138 @@ bool takesSeparateValue(const std::string &a) {
   return false;
 }
 
-bool isSourceFile(const std::string &a) {
-  size_t dot = a.rfind('.');
-  if (dot == std::string::npos)
-    return false;
-  std::string ext = a.substr(dot + 1);
-  for (const char *e : {"c", "i", "cc", "cpp", "cxx", "C", "ll", "bc", "m"})
-    if (ext == e)
+std::string extension(const std::string &a) {
+  size_t dot = a.rfind('.'), slash = a.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return "";
+  return a.substr(dot + 1);
+}
+
+bool oneOf(const std::string &x, std::initializer_list<const char *> xs) {
+  for (const char *e : xs)
+    if (x == e)
       return true;
   return false;
 }
 
+// What an input is, by its -x language or else its extension.
+enum class Input { C, Header, Preprocessed, IR, CPlusPlus, Other };
+Input inputKind(const std::string &file, const std::string &lang) {
+  std::string l = lang;
+  if (l.empty() || l == "none") {
+    std::string e = extension(file);
+    if (file == "-")
+      return Input::Other;          // stdin needs -x, which sets lang
+    if (e == "c") return Input::C;
+    if (e == "h") return Input::Header;
+    if (e == "i") return Input::Preprocessed;
+    if (e == "ll" || e == "bc") return Input::IR;
+    if (oneOf(e, {"cc", "cpp", "cxx", "C", "c++", "cp", "CPP", "ii", "mm", "M",
+                  "hh", "hpp", "hxx", "H"}))
+      return Input::CPlusPlus;
+    return Input::Other;            // objects, archives, assembly, ...
+  }
+  if (l == "c") return Input::C;
+  if (l == "c-header") return Input::Header;
+  if (l == "cpp-output") return Input::Preprocessed;
+  if (l == "ir") return Input::IR;
+  if (l.find("c++") != std::string::npos) return Input::CPlusPlus;
+  return Input::Other;
+}
+
+// GNU-style response files (@FILE), as clang and gcc read them: arguments
+// separated by white space, '...' and "..." quote, a backslash escapes the
+// next character; @FILE inside one is read too. cairn-cc must see what is in
+// them (a source file there needs the plugins, a -c there means no runtime
+// libraries). A FILE that cannot be read stays a literal argument, as in gcc.
+bool expandResponseFile(const std::string &path, std::vector<std::string> &out,
+                        int depth) {
+  FILE *f = fopen(path.c_str(), "r");
+  if (!f)
+    return false;
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    text.append(buf, n);
+  fclose(f);
+  std::vector<std::string> words;
+  std::string cur;
+  bool inWord = false;
+  for (size_t i = 0; i < text.size(); i++) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      cur += text[++i];
+      inWord = true;
+    } else if (c == '\'' || c == '"') {
+      inWord = true;
+      for (i++; i < text.size() && text[i] != c; i++) {
+        if (c == '"' && text[i] == '\\' && i + 1 < text.size())
+          i++;
+        cur += text[i];
+      }
+    } else if (isspace((unsigned char)c)) {
+      if (inWord)
+        words.push_back(cur);
+      cur.clear();
+      inWord = false;
+    } else {
+      cur += c;
+      inWord = true;
+    }
+  }
+  if (inWord)
+    words.push_back(cur);
+  for (auto &w : words)
+    if (w.size() > 1 && w[0] == '@' && depth < 20 &&
+        expandResponseFile(w.substr(1), out, depth + 1))
+      continue;
+    else
+      out.push_back(w);
+  return true;
+}
+
+// Run a program and wait for it: its exit status, 128 + signal, or 127.
+int runAndWait(const std::string &prog, char **argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(prog.c_str(), argv);
+    fprintf(stderr, "cairn-cc: cannot run %s: %s\n", prog.c_str(), strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (pid < 0)
+    return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc0, char **argv0) {
+  std::vector<std::string> expanded;
+  for (int i = 0; i < argc0; i++) {
+    std::string a = argv0[i];
+    if (i > 0 && a.size() > 1 && a[0] == '@' && expandResponseFile(a.substr(1), expanded, 0))
+      continue;
+    expanded.push_back(a);
+  }
+  std::vector<char *> argvv;
+  for (auto &a : expanded)
+    argvv.push_back(a.data());
+  argvv.push_back(nullptr);
+  int argc = (int)expanded.size();
+  char **argv = argvv.data();
   Layout L = findLayout();
   std::vector<std::string> user, extraWsets;
   bool link = true, compileSource = false, preprocessOnly = false,
        shared = false, staticRuntime = false, instrument = true, anyInput = false;
   std::vector<std::string> mllvm;
   bool persistentHeap = false, printTypeIds = false, languageSet = false;
-  std::string heapFile, genFile;
+  bool cSource = false, preprocessedInput = false, headerOnly = false, partialLink = false;
+  std::string lang;
+  std::string heapFile, genFile, genObj;
 
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -202,6 +314,22 @@ int main(int argc, char **argv) {
     }
     if (a == "--trace") { mllvm.push_back("-cairn-trace"); continue; }
     if (a == "-fno-cairn") { instrument = false; continue; }
+    if (a == "-fcairn") { instrument = true; continue; }
+    if (oneOf(a, {"-m32", "-m16", "-mx32"})) {
+      fprintf(stderr, "cairn-cc: %s is not supported: cairn's persistent pointers are "
+                      "8 bytes and its runtime is built for x86-64; build for x86-64 "
+                      "(drop %s)\n", a.c_str(), a.c_str());
+      return 2;
+    }
+    if (a.rfind("--target=", 0) == 0 || a == "-target" || a == "--target") {
+      std::string t = a[a.size() - 1] == 't' && i + 1 < argc ? argv[i + 1]
+                                                              : a.substr(a.find('=') + 1);
+      if (t.rfind("x86_64", 0) != 0 || t.find("gnux32") != std::string::npos) {
+        fprintf(stderr, "cairn-cc: target %s is not supported: cairn's runtime is built "
+                        "for x86-64 Linux only; build for x86_64-linux-gnu\n", t.c_str());
+        return 2;
+      }
+    }
     if (a == "-flto" || a.rfind("-flto=", 0) == 0) {
       // The pass runs at the end of the per-file pipeline; with LTO the
       // linker's optimizer would run after it, or without it.
@@ -222,39 +350,58 @@ int main(int argc, char **argv) {
       continue;
     }
     user.push_back(a);
-    if (a == "-c" || a == "-S" || a == "-fsyntax-only" || a == "-M" || a == "-MM")
+    if (oneOf(a, {"-c", "-S", "-fsyntax-only", "-M", "-MM", "--compile", "--assemble",
+                  "--analyze", "--precompile"}))
       link = false;
-    if (a == "-E") { link = false; preprocessOnly = true; }
+    if (a == "-E" || a == "--preprocess") { link = false; preprocessOnly = true; }
     if (a == "-shared") shared = true;
+    if (a == "-r") partialLink = true;   // ld -r: an object, no runtime in it
+    if (a == "-static") staticRuntime = true;
     if (a == "-x" || (a.size() > 2 && a.compare(0, 2, "-x") == 0)) {
-      compileSource = true;          // -x c / -xc: a language for what follows
-      languageSet = true;
+      lang = a == "-x" ? (i + 1 < argc ? argv[i + 1] : "") : a.substr(2);
+      languageSet = lang != "none";
     }
     if (takesSeparateValue(a) && i + 1 < argc) {
       user.push_back(argv[++i]);
       continue;
     }
-    if (a == "-" ) { compileSource = true; anyInput = true; }
-    if (!a.empty() && a[0] != '-') {
-      anyInput = true;
-      if (isSourceFile(a)) compileSource = true;
+    bool isInput = a == "-" || (!a.empty() && a[0] != '-');
+    if (!isInput)
+      continue;
+    anyInput = true;
+    switch (inputKind(a, lang)) {
+    case Input::C: cSource = compileSource = true; break;
+    case Input::Header: cSource = compileSource = headerOnly = true; break;
+    case Input::Preprocessed: compileSource = preprocessedInput = true; break;
+    case Input::IR: compileSource = true; break;
+    case Input::CPlusPlus:
+      fprintf(stderr, "cairn-cc: %s is C++; cairn-cc compiles C only (its pass, "
+                      "runtime and write-sets are for C); build C++ with clang++ and "
+                      "keep the code that works on pools in C files\n", a.c_str());
+      return 2;
+    case Input::Other: break;
     }
   }
+  if (headerOnly || partialLink)
+    link = false;   // a precompiled header, or ld -r: no runtime in it
   if (!anyInput)
     link = false; // e.g. cairn-cc --version, cairn-cc -v
 
   std::vector<std::string> args = {L.clang};
   args.insert(args.end(), user.begin(), user.end());
-  if (!L.include.empty())
+  // cairn.h and its macros only where C is preprocessed: on a .i, .ll or
+  // .bc alone clang would warn that -I went unused (an error with -Werror)
+  bool preprocesses = cSource || preprocessOnly;
+  if (!L.include.empty() && preprocesses)
     args.push_back("-I" + L.include);
-  if (compileSource || preprocessOnly) {
+  if (preprocesses) {
     // NVL-C style qualifier: pointers to PM by declaration (docs/compiler.md)
     args.push_back("-Dcairn_pm=__attribute__((address_space(7)))");
     // cairn.h's CAIRN_TYPE_ID marker, which the type-id plugin rewrites; a
     // preprocessed file keeps the marker for the compile that follows.
     args.push_back("-D__CAIRN_CC__=1");
   }
-  if (compileSource && !preprocessOnly) {
+  if ((cSource || preprocessedInput) && !preprocessOnly) {
     // Type ids come from the layout whenever cairn-cc compiles, so that
     // -fno-cairn objects open the same pools. Without the plugin cairn.h's
     // marker type has an unknown attribute, which cairn.h makes an error.
@@ -292,14 +439,18 @@ int main(int argc, char **argv) {
     for (auto &w : extraWsets)
       mllvm.push_back("-cairn-wset=" + w);
     for (auto &m : mllvm)
-      args.insert(args.end(), {"-mllvm", m});
+      // through -Xclang: only the compile jobs load the plugin that defines
+      // these; an assembler job (a .S among the inputs) would reject them
+      args.insert(args.end(), {"-Xclang", "-mllvm", "-Xclang", m});
   }
   if (link && languageSet)
     args.insert(args.end(), {"-x", "none"});   // the libraries below are not C
   if (link && persistentHeap) {
     std::string dir = L.rtlib.substr(0, L.rtlib.rfind('/'));
     args.push_back(dir + "/libcairn_pheap.a");
-    args.push_back("-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free");
+    args.push_back("-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,"
+                   "--wrap=reallocarray,--wrap=malloc_usable_size,--wrap=getline,"
+                   "--wrap=getdelim,--wrap=__getdelim");
     if (!heapFile.empty()) {
       // The pool path, compiled into the program (removed after the link).
       char tmpl[] = "/tmp/cairn-cc-heap-XXXXXX.c";
@@ -317,14 +468,25 @@ int main(int argc, char **argv) {
       }
       close(fd);
       genFile = tmpl;
-      args.insert(args.end(), {"-x", "c", genFile, "-x", "none"});
+      // compiled on its own, without the user's flags (-Werror with
+      // -Weverything would reject a file the user never wrote)
+      genObj = genFile.substr(0, genFile.size() - 2) + ".o";
+      const char *gen[] = {L.clang.c_str(), "-c", "-w", "-x", "c", genFile.c_str(),
+                           "-o", genObj.c_str(), nullptr};
+      int rc = runAndWait(L.clang, const_cast<char **>(gen));
+      unlink(genFile.c_str());
+      if (rc != 0) {
+        fprintf(stderr, "cairn-cc: could not compile the persistent heap's file name "
+                        "(%s failed)\n", L.clang.c_str());
+        unlink(genObj.c_str());
+        return 2;
+      }
+      args.push_back(genObj);
     }
   }
   if (link) {
     if (!L.rtlib.empty()) {
       args.push_back(L.rtlib);
-      // closing a pool empties the inline translation cache (compiler/rt)
-      args.push_back("-Wl,--wrap=cairn_pool_close");
     }
     std::string lib = (!staticRuntime && !L.libShared.empty()) ? L.libShared
                                                               : L.libStatic;
@@ -351,22 +513,12 @@ int main(int argc, char **argv) {
   for (auto &a : args)
     cargs.push_back(const_cast<char *>(a.c_str()));
   cargs.push_back(nullptr);
-  if (genFile.empty()) {
+  if (genObj.empty()) {
     execv(L.clang.c_str(), cargs.data());
     fprintf(stderr, "cairn-cc: cannot run %s: %s\n", L.clang.c_str(), strerror(errno));
     return 127;
   }
-  pid_t pid = fork();
-  if (pid == 0) {
-    execv(L.clang.c_str(), cargs.data());
-    fprintf(stderr, "cairn-cc: cannot run %s: %s\n", L.clang.c_str(), strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  unlink(genFile.c_str());
-  if (pid < 0)
-    return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  int rc = runAndWait(L.clang, cargs.data());
+  unlink(genObj.c_str());
+  return rc;
 }

@@ -81,6 +81,11 @@ cl::opt<bool> ClThreadNullTests(
     "cairn-thread-null-tests", cl::init(true),
     cl::desc("A converted relative pointer is never NULL: its path skips the "
              "NULL test that follows the load (loop exits, if (p))"));
+cl::opt<bool> ClMergeSignNullTests(
+    "cairn-merge-sign-null-tests", cl::init(false),
+    cl::desc("A loaded pointer followed by a NULL test takes one signed test "
+             "(<= 0: NULL or relative) on its common path instead of a sign "
+             "test and a NULL test"));
 cl::opt<bool> ClFoldTranslation(
     "cairn-fold-translation", cl::init(true),
     cl::desc("A converted pointer is the loaded value plus an offset that is 0 "
@@ -163,6 +168,7 @@ llvm::TrackingStatistic NumConvHoisted = {DEBUG_TYPE, "NumConvHoisted", "pointer
 llvm::TrackingStatistic NumLocalCache = {DEBUG_TYPE, "NumLocalCache", "functions keeping the translation cache in registers"};
 llvm::TrackingStatistic NumCacheKeptOverCall = {DEBUG_TYPE, "NumCacheKeptOverCall", "calls that only read memory: register cache kept"};
 llvm::TrackingStatistic NumCallsCairnFree = {DEBUG_TYPE, "NumCallsCairnFree", "calls proven not to run cairn's runtime (no barrier to logs or the cache)"};
+llvm::TrackingStatistic NumSignNullMerged = {DEBUG_TYPE, "NumSignNullMerged", "sign and NULL tests of a loaded pointer merged into one"};
 llvm::TrackingStatistic NumNullTestsThreaded = {DEBUG_TYPE, "NumNullTestsThreaded", "NULL tests skipped after converting a relative load"};
 llvm::TrackingStatistic NumWideScans = {DEBUG_TYPE, "NumWideScans", "wide stores and copies scanned for addresses"};
 llvm::TrackingStatistic NumWideNotAddress = {DEBUG_TYPE, "NumWideNotAddress", "wide stores and copied fields proven not pointers"};
@@ -181,7 +187,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
-    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree};
+    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -500,6 +506,10 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   ConvertedPhis.clear();
   if (ClSplitPhis)
     splitTranslatedPhis(F);
+  for (const SignTest &T : SignTests)
+    if (mergeSignNullTest(T))
+      ++NumSignNullMerged;
+  SignTests.clear();
   FoldedVA.clear();
   finishLocalCache(F);
   if (LocalLo) {
@@ -587,7 +597,7 @@ struct CairnPass : PassInfoMixin<CairnPass> {
     CairnInstrumenter Inst(M, WS);
     auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
     for (Function &F : M) {
-      if (F.isDeclaration())
+      if (F.isDeclaration() || F.hasFnAttribute(cairn::InstrumentedAttr))
         continue;
       if (Traced)
         FAM.invalidate(F, PreservedAnalyses::none());
@@ -600,6 +610,9 @@ struct CairnPass : PassInfoMixin<CairnPass> {
         FAM.invalidate(F, PreservedAnalyses::none());
       Changed |= FChanged;
     }
+    for (Function &F : M)
+      if (!F.isDeclaration())
+        F.addFnAttr(cairn::InstrumentedAttr);
     if (ClPrintStats)
       printStats(M.getSourceFileName());
     return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();

@@ -70,6 +70,7 @@ extern llvm::cl::opt<bool> ClMissPreservesRegs;
 extern llvm::cl::opt<bool> ClReadonlyCallsKeepCache;
 extern llvm::cl::opt<bool> ClKnownCallees;
 extern llvm::cl::opt<bool> ClThreadNullTests;
+extern llvm::cl::opt<bool> ClMergeSignNullTests;
 extern llvm::cl::opt<bool> ClFoldTranslation;
 extern llvm::cl::opt<bool> ClPlainLoopChains;
 extern llvm::cl::opt<bool> ClSplitPhis;
@@ -107,6 +108,7 @@ extern llvm::TrackingStatistic NumLocalCache;
 extern llvm::TrackingStatistic NumCacheKeptOverCall;
 extern llvm::TrackingStatistic NumCallsCairnFree;
 extern llvm::TrackingStatistic NumNullTestsThreaded;
+extern llvm::TrackingStatistic NumSignNullMerged;
 extern llvm::TrackingStatistic NumWideScans;
 extern llvm::TrackingStatistic NumWideNotAddress;
 extern llvm::TrackingStatistic NumMemIntrinsics;
@@ -224,6 +226,11 @@ private:
                          function_ref<Value *(Instruction *At)> Make);
   void instrumentPointerRead(Instruction *I);
   void threadNullTest(PHINode *Phi, Value *VA);
+  // cairn-merge-sign-null-tests: a translated load's sign test, to merge
+  // with the NULL test that follows it (Pointers.cpp)
+  struct SignTest { Instruction *V; ICmpInst *IsRel; BasicBlock *Tail; Value *Bits; };
+  SmallVector<SignTest, 16> SignTests;
+  bool mergeSignNullTest(const SignTest &T);
   SmallVector<std::pair<PHINode *, Value *>, 16> ConvertedPhis;
   // folded translations: va (a gep) -> (loaded value, offset)
   DenseMap<Value *, std::pair<Value *, Value *>> FoldedVA;

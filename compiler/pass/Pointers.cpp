@@ -479,6 +479,8 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   BasicBlock *Head = I->getParent();
   Instruction *T = SplitBlockAndInsertIfThen(
       IsRel, cast<Instruction>(IsRel)->getNextNode(), false, Unlikely);
+  if (ClMergeSignNullTests && isa<LoadInst>(I) && !I->getFunction()->hasOptNone())
+    SignTests.push_back({I, cast<ICmpInst>(IsRel), T->getSuccessor(0), Bits});
   if (ClFoldTranslation && !I->getFunction()->hasOptNone() &&
       LoopCarried.count(I))
     ++NumLoopChainsPlain;
@@ -516,6 +518,118 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   });
   if (ClThreadNullTests && !I->getFunction()->hasOptNone())
     ConvertedPhis.push_back({Phi, VA});
+}
+
+// cairn-merge-sign-null-tests. A load followed by its NULL test used to run
+// two tests on the common path: the sign test of the translation (is it
+// relative?) and the program's `p == NULL`. Both are answered by one signed
+// test, `v <= 0`: false means a virtual address that is not NULL, so that
+// path goes straight to the non-NULL side; true goes to a block that tells
+// NULL (to the NULL side) from relative (to the translation, whose result is
+// never NULL). On DRAM data each such load then costs what it costs in a
+// clang build (one test and branch); on PM data and for NULL the second
+// branch is the one the NULL test took before. Applies when the block after
+// the translation holds only the merge (phis and the folded address) and
+// the NULL test with its branch; run after every other step (a later load
+// may split blocks, phis may be split).
+bool CairnInstrumenter::mergeSignNullTest(const SignTest &T) {
+  BasicBlock *Head = T.IsRel->getParent(), *Tail = T.Tail;
+  auto *HBr = dyn_cast<BranchInst>(Head->getTerminator());
+  if (!HBr || !HBr->isConditional() || HBr->getCondition() != T.IsRel ||
+      HBr->getSuccessor(1) != Tail || !T.IsRel->hasOneUse() ||
+      T.IsRel->getPredicate() != ICmpInst::ICMP_SLT)
+    return false;
+  BasicBlock *Then = HBr->getSuccessor(0);
+  // Tail: phis, geps of the loaded value, then `icmp eq|ne X, null` and br
+  ICmpInst *Cmp = nullptr;
+  SmallVector<Instruction *, 4> Defs;
+  for (Instruction &I : *Tail) {
+    if (isa<DbgInfoIntrinsic>(I))
+      continue;
+    if (isa<PHINode>(I)) {
+      Defs.push_back(&I);
+      continue;
+    }
+    if (auto *G = dyn_cast<GetElementPtrInst>(&I); G && !Cmp && G->getPointerOperand() == T.V) {
+      Defs.push_back(&I);
+      continue;
+    }
+    if (auto *C = dyn_cast<ICmpInst>(&I); C && !Cmp) {
+      Cmp = C;
+      continue;
+    }
+    if (auto *Br = dyn_cast<BranchInst>(&I); Br && Cmp && Br->isConditional() &&
+                                             Br->getCondition() == Cmp)
+      break;
+    return false;
+  }
+  if (!Cmp || !Cmp->isEquality() || !isa<ConstantPointerNull>(Cmp->getOperand(1)))
+    return false;
+  Value *X = Cmp->getOperand(0);
+  auto *XP = dyn_cast<PHINode>(X);
+  if (X != T.V && !(XP && XP->getParent() == Tail &&
+                    XP->getBasicBlockIndex(Head) >= 0 &&
+                    XP->getIncomingValueForBlock(Head) == T.V))
+    return false;
+  auto *Br = cast<BranchInst>(Tail->getTerminator());
+  bool IsEq = Cmp->getPredicate() == ICmpInst::ICMP_EQ;
+  BasicBlock *NullS = Br->getSuccessor(IsEq ? 0 : 1), *S = Br->getSuccessor(IsEq ? 1 : 0);
+  if (NullS == S || NullS == Tail || S == Tail || NullS == Then)
+    return false;
+  // what each of Tail's values is on the NULL path (v == 0 there, d == 0)
+  Constant *CmpOnNull = ConstantInt::getBool(Ctx, IsEq);
+  auto OnNull = [&](Value *W) -> Value * {
+    if (W == Cmp)
+      return CmpOnNull;
+    if (auto *P = dyn_cast<PHINode>(W); P && P->getParent() == Tail)
+      return P->getBasicBlockIndex(Head) >= 0 ? P->getIncomingValueForBlock(Head) : nullptr;
+    if (auto *G = dyn_cast<GetElementPtrInst>(W); G && G->getParent() == Tail)
+      return T.V;   // v + d with d = 0 on the path from Head
+    return W;
+  };
+  for (Instruction *D : Defs)
+    if (!OnNull(D))
+      return false;
+  for (PHINode &P : NullS->phis())
+    if (!OnNull(P.getIncomingValueForBlock(Tail)))
+      return false;
+
+  BasicBlock *Cold = BasicBlock::Create(Ctx, "cairn.null_or_rel", Head->getParent(), Then);
+  T.IsRel->setPredicate(ICmpInst::ICMP_SLE);   // NULL or relative
+  HBr->setSuccessor(0, Cold);
+  IRBuilder<> CB(Cold);
+  Value *IsNull = CB.CreateICmpEQ(T.Bits, ConstantInt::get(Int64Ty, 0), "cairn.null");
+  CB.CreateCondBr(IsNull, NullS, Then);
+  for (PHINode &P : Then->phis())
+    P.replaceIncomingBlockWith(Head, Cold);
+  for (PHINode &P : NullS->phis()) {
+    Value *W = P.getIncomingValueForBlock(Tail);
+    P.removeIncomingValue(Tail, /*DeletePHIIfEmpty=*/false);
+    P.addIncoming(OnNull(W), Cold);
+  }
+  // every path into Tail now carries a non-NULL pointer
+  BranchInst::Create(S, Br);
+  Br->eraseFromParent();
+  // Tail no longer dominates the NULL side: merge its values with Cold's
+  Defs.push_back(Cmp);
+  for (Instruction *D : Defs) {
+    SmallVector<Use *, 8> Uses;
+    for (Use &U : D->uses())
+      if (cast<Instruction>(U.getUser())->getParent() != Tail ||
+          isa<PHINode>(U.getUser()))
+        Uses.push_back(&U);
+    if (Uses.empty())
+      continue;
+    SSAUpdater SSA;
+    SSA.Initialize(D->getType(), D->getName());
+    SSA.AddAvailableValue(Tail, D);
+    SSA.AddAvailableValue(Cold, OnNull(D));
+    for (Use *U : Uses)
+      SSA.RewriteUse(*U);
+  }
+  if (Cmp->use_empty())
+    Cmp->eraseFromParent();
+  return true;
 }
 
 // The block after a converted load often holds only the merge phi and a NULL

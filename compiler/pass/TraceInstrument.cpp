@@ -229,7 +229,8 @@ bool cairn::instrumentTraceStores(Module &M, const WriteSets &WS) {
   TraceInstrumenter TI(M, WS);
   bool Changed = false;
   for (Function &F : M)
-    Changed |= TI.instrumentFunction(F);
+    if (!F.hasFnAttribute(cairn::InstrumentedAttr))  // an IR input built by cairn-cc
+      Changed |= TI.instrumentFunction(F);
   return Changed;
 }
 

@@ -94,8 +94,19 @@ uint64_t cairn_cc__pm_word(const void *slot, uint64_t v, const char *file, int l
  *   va = cairn__region_lo + (slot << 40) + (rel & CAIRN_OFF_MASK)
  *
  * One word, so a reader never sees a key with another pool's slot. The
- * driver links with --wrap=cairn_pool_close so closing a pool empties it. */
+ * word registers itself with the runtime when first filled, and closing a
+ * pool empties every registered word: this copy of compiler/rt may be a
+ * shared library's own (dlopen'ed, or linked with its symbols hidden), which
+ * the program's cairn_pool_close does not otherwise reach. */
 uint64_t cairn_cc__ra_cache;
+static struct cairn__ra_cache_reg ra_cache_reg = { &cairn_cc__ra_cache, NULL };
+static int ra_cache_registered;
+
+__attribute__((destructor)) static void ra_cache_unregister(void)
+{
+    if (__atomic_load_n(&ra_cache_registered, __ATOMIC_ACQUIRE))
+        cairn__ra_cache_unregister(&ra_cache_reg);   /* dlclose */
+}
 
 /* Remember that relative pointer rel is virtual address va (both checked
  * by the runtime already). Also called by inline pointer stores that
@@ -105,6 +116,10 @@ void cairn_cc__ra_cache_note(uint64_t rel, const void *va)
     if ((int64_t)rel >= 0 || ((rel >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK) == CAIRN_ID_NONE)
         return;                             /* not a pool's pointer: nothing to cache */
     uintptr_t d = (uintptr_t)va - (rel & CAIRN_OFF_MASK) - cairn__region_lo;
+    if (!__atomic_load_n(&ra_cache_registered, __ATOMIC_ACQUIRE)) {
+        cairn__ra_cache_register(&ra_cache_reg);
+        __atomic_store_n(&ra_cache_registered, 1, __ATOMIC_RELEASE);
+    }
     if ((d & CAIRN_OFF_MASK) == 0 && (d >> CAIRN_SLOT_SHIFT) < 0xffffffffu)
         __atomic_store_n(&cairn_cc__ra_cache,
                          ((rel >> CAIRN_ID_SHIFT) << 32) | (d >> CAIRN_SLOT_SHIFT),
@@ -159,13 +174,6 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size cairn_cc__ra2va_miss, .-cairn_cc__ra2va_miss\n");
 #endif
-
-int __real_cairn_pool_close(cairn_pool *pool);
-int __wrap_cairn_pool_close(cairn_pool *pool)
-{
-    __atomic_store_n(&cairn_cc__ra_cache, 0, __ATOMIC_RELAXED);
-    return __real_cairn_pool_close(pool);
-}
 
 /* ---- dynamic counts (cairn-cc --cairn-count) -----------------------------
  * Code built with -mllvm -cairn-count bumps these (plainly: the counts are

@@ -38,6 +38,7 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
 void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
 void __real_free(void *p);
 
 /* Set by the driver's generated object when --persistent-heap=FILE. */
@@ -186,6 +187,76 @@ void *__wrap_realloc(void *p, size_t n)
     memcpy(q, p, old);   /* relative words stay valid: same pool */
     __wrap_free(p);
     return q;
+}
+
+/* libc functions that grow or measure a buffer the program allocated: given
+ * a heap pointer, libc's own realloc would abort ("invalid pointer") and
+ * malloc_usable_size would return 0. The driver wraps these too. */
+void *__wrap_reallocarray(void *p, size_t n, size_t m)
+{
+    if (m && n > SIZE_MAX / m) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __wrap_realloc(p, n * m);
+}
+
+size_t __real_malloc_usable_size(void *p);
+size_t __wrap_malloc_usable_size(void *p)
+{
+    if (p && cairn__in_region(p))
+        return cairn_usable_size(p);
+    return __real_malloc_usable_size(p);
+}
+
+/* getline/getdelim into a buffer in the heap: read here, growing it with the
+ * heap's realloc (a NULL or libc-allocated buffer stays libc's business). */
+ssize_t __real_getdelim(char **line, size_t *cap, int delim, FILE *f);
+ssize_t __wrap_getdelim(char **line, size_t *cap, int delim, FILE *f)
+{
+    if (!line || !cap || !f) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!*line || !cairn__in_region(*line))
+        return __real_getdelim(line, cap, delim, f);   /* libc's own buffer */
+    size_t len = 0;
+    flockfile(f);
+    for (;;) {
+        int c = getc_unlocked(f);
+        if (c == EOF)
+            break;
+        if (len + 2 > *cap) {
+            size_t want = *cap < 60 ? 120 : *cap * 2;
+            char *q = __wrap_realloc(*line, want);
+            if (!q) {
+                funlockfile(f);
+                errno = ENOMEM;
+                return -1;
+            }
+            *line = q;
+            *cap = want;
+        }
+        (*line)[len++] = (char)c;
+        if (c == delim)
+            break;
+    }
+    funlockfile(f);
+    if (len == 0)
+        return -1;      /* end of file or an error, nothing read */
+    (*line)[len] = 0;
+    return (ssize_t)len;
+}
+
+/* glibc's stdio.h inlines getline as __getdelim when optimizing */
+ssize_t __wrap___getdelim(char **line, size_t *cap, int delim, FILE *f)
+{
+    return __wrap_getdelim(line, cap, delim, f);
+}
+
+ssize_t __wrap_getline(char **line, size_t *cap, FILE *f)
+{
+    return __wrap_getdelim(line, cap, '\n', f);
 }
 
 /* Pointer stores in persistent-heap mode: into the heap, a pointer into the

@@ -137,3 +137,142 @@ def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog, extra
 def test_lto_is_refused_with_a_reason(cairn_cc):
     r = subprocess.run([str(cairn_cc), "-flto", "-c", "x.c"], capture_output=True, text=True)
     assert r.returncode != 0 and "without cairn's pass" in r.stderr
+
+
+@pytest.mark.parametrize("how", ["dlopen", "linked"])
+def test_pool_close_empties_a_librarys_own_cache(cairn_cc, runtime, tmp_path, how):
+    """A shared library built by cairn-cc carries its own copy of compiler/rt
+    when dlopen'ed or linked with its symbols hidden; the program's
+    cairn_pool_close must still empty that copy's translation cache, or the
+    library reads whatever pool is mapped in the closed pool's slot next."""
+    src = HERE / "programs" / "slot_reuse"
+    lib = tmp_path / "libsum.so"
+    hide = ["-Wl,--exclude-libs,ALL"] if how == "linked" else []
+    cc(cairn_cc, "-O2", "-fPIC", "-shared", src / "lib.c", *hide, "-o", lib)
+    link = (["-DLINKED", "-L", tmp_path, "-lsum", f"-Wl,-rpath,{tmp_path}"]
+            if how == "linked" else ["-ldl"])
+    cc(cairn_cc, "-O2", src / "main.c", *link, "-o", tmp_path / "prog")
+    r = run([tmp_path / "prog", tmp_path, how])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "A=406\nA=406\n", r.stdout + r.stderr
+
+
+def test_static_runtime_with_a_shared_library(cairn_cc, runtime, tmp_path, pool_path):
+    """--cairn-static on both sides: the library leaves the runtime's
+    symbols to the program (no --wrap hides cairn_pool_close any more)."""
+    cc(cairn_cc, "-O2", "-fPIC", "-shared", "--cairn-static", MULTI / "store.c",
+       "-o", tmp_path / "libstore.so")
+    cc(cairn_cc, "-O2", "--cairn-static", MULTI / "main.c", "-L", tmp_path, "-lstore",
+       f"-Wl,-rpath,{tmp_path}", "-o", tmp_path / "prog")
+    r = run([tmp_path / "prog", pool_path])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "sum=10\nreopened sum=10\n"
+
+
+def _syms(path):
+    return subprocess.run(["nm", str(path)], capture_output=True, text=True).stdout
+
+
+def test_response_file_is_read(cairn_cc, runtime, tmp_path, pool_path):
+    """@FILE (CMake, ninja and libtool use them): cairn-cc reads it, so a
+    source named there is instrumented and a -c there means no runtime
+    libraries appended (was: compiled with plain clang, silently)."""
+    (tmp_path / "c.rsp").write_text(f"-O2 -c '{MULTI / 'store.c'}' -o \"{tmp_path / 'store.o'}\"\n")
+    (tmp_path / "l.rsp").write_text(f"{MULTI / 'main.c'} {tmp_path / 'store.o'}\n"
+                                    f"-o {tmp_path / 'prog'}\n")
+    r = cc(cairn_cc, "-Werror", f"@{tmp_path / 'c.rsp'}")
+    assert "warning" not in r.stderr
+    assert "cairn__log_store" in _syms(tmp_path / "store.o")
+    cc(cairn_cc, "-O2", f"@{tmp_path / 'l.rsp'}")
+    r = run([tmp_path / "prog", pool_path])
+    assert r.returncode == 0 and r.stdout == "sum=10\nreopened sum=10\n", r.stderr
+
+
+def test_c_and_assembly_in_one_command(cairn_cc, runtime, tmp_path):
+    """A .S among the inputs: the assembler job never sees cairn's pass
+    options (they go to the compile jobs only)."""
+    (tmp_path / "f.S").write_text(".text\n.globl seven\nseven:\n movl $7, %eax\n ret\n"
+                                  ".section .note.GNU-stack,\"\",@progbits\n")
+    (tmp_path / "m.c").write_text("int seven(void);\nint main(void) { return seven(); }\n")
+    cc(cairn_cc, "-O2", tmp_path / "m.c", tmp_path / "f.S", "-o", tmp_path / "prog")
+    assert subprocess.run([str(tmp_path / "prog")]).returncode == 7
+
+
+def test_ir_inputs_are_not_instrumented_twice(cairn_cc, tmp_path):
+    """A .bc/.ll made by cairn-cc and compiled again (-save-temps, llvm-link
+    flows) keeps one instrumentation."""
+    src = HERE / "programs" / "list.c"
+    direct = cc(cairn_cc, "-O2", "-S", "-emit-llvm", src, "-o", "-").stdout
+    cc(cairn_cc, "-O2", "-c", "-emit-llvm", src, "-o", tmp_path / "l.bc")
+    again = cc(cairn_cc, "-O2", "-S", "-emit-llvm", tmp_path / "l.bc", "-o", "-").stdout
+    n = direct.count("call void @cairn__log_store(")
+    assert n > 0 and again.count("call void @cairn__log_store(") == n
+    cc(cairn_cc, "-O2", "-save-temps=obj", "-c", src, "-o", tmp_path / "st.o")
+    asm = (tmp_path / "st.s").read_text() if (tmp_path / "st.s").exists() else \
+        next(tmp_path.glob("*.s")).read_text()
+    want = cc(cairn_cc, "-O2", "-S", src, "-o", "-").stdout.count("callq\tcairn__log_store")
+    assert want > 0 and asm.count("callq\tcairn__log_store") == want
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-m32"], "-m32 is not supported"),
+    (["--target=aarch64-linux-gnu"], "target aarch64-linux-gnu is not supported"),
+    (["-target", "i686-linux-gnu"], "target i686-linux-gnu is not supported"),
+])
+def test_other_targets_are_refused(cairn_cc, tmp_path, args, message):
+    (tmp_path / "x.c").write_text("int x;\n")
+    r = subprocess.run([str(cairn_cc), *args, "-c", str(tmp_path / "x.c"), "-o",
+                        str(tmp_path / "x.o")], capture_output=True, text=True)
+    assert r.returncode != 0 and message in r.stderr and len(r.stderr.splitlines()) == 1
+    assert not (tmp_path / "x.o").exists()
+
+
+@pytest.mark.parametrize("name", ["x.cpp", "x.cc"])
+def test_cplusplus_is_refused_in_one_line(cairn_cc, tmp_path, name):
+    (tmp_path / name).write_text("int main() { return 0; }\n")
+    r = subprocess.run([str(cairn_cc), str(tmp_path / name), "-o", str(tmp_path / "x")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "cairn-cc compiles C only" in r.stderr
+    assert len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["-Werror", "-c", "{i}"],                        # a .i alone: no unused -I
+    ["-Werror", "--compile", "{c}", "-o", "{o}"],    # long form of -c: no runtime libs
+    ["-Werror", "-x", "c-header", "{h}", "-o", "{pch}"],   # a precompiled header
+    ["-Werror", "-r", "{obj}", "-o", "{o}"],         # ld -r: no runtime in it
+])
+def test_build_modes_without_stray_warnings(cairn_cc, tmp_path, args):
+    c = tmp_path / "x.c"
+    c.write_text("#include <cairn.h>\nint f(int *p) { return *p = 1; }\n")
+    (tmp_path / "x.h").write_text("struct s { int a; };\n")
+    cc(cairn_cc, "-E", c, "-o", tmp_path / "x.i")
+    cc(cairn_cc, "-c", c, "-o", tmp_path / "obj.o")
+    names = {"i": tmp_path / "x.i", "c": c, "o": tmp_path / "out.o", "h": tmp_path / "x.h",
+             "pch": tmp_path / "x.h.pch", "obj": tmp_path / "obj.o"}
+    r = cc(cairn_cc, *[a.format(**names) for a in args], cwd=tmp_path)
+    assert "warning" not in r.stderr, r.stderr
+
+
+def test_fcairn_turns_instrumentation_back_on(cairn_cc, tmp_path):
+    src = MULTI / "store.c"
+    cc(cairn_cc, "-O2", "-fno-cairn", "-fcairn", "-c", src, "-o", tmp_path / "on.o")
+    cc(cairn_cc, "-O2", "-fcairn", "-fno-cairn", "-c", src, "-o", tmp_path / "off.o")
+    assert "cairn__log_store" in _syms(tmp_path / "on.o")
+    assert "cairn__log_store" not in _syms(tmp_path / "off.o")
+
+
+def test_heap_file_name_ignores_the_users_warnings(cairn_cc, runtime, tmp_path):
+    """--persistent-heap=FILE compiles the file name on its own: the user's
+    -Weverything -Werror does not reach a file the user never wrote."""
+    (tmp_path / "m.c").write_text("int main(void) { return 0; }\n")
+    cc(cairn_cc, "-Weverything", "-Werror", "-Wno-unsafe-buffer-usage",
+       f"--persistent-heap={tmp_path}/h.pool", tmp_path / "m.c", "-o", tmp_path / "prog")
+    assert run([tmp_path / "prog"]).returncode == 0
+
+
+def test_static_link(cairn_cc, runtime, tmp_path, pool_path):
+    """-static links libcairn.a (a fully static program cannot use libcairn.so)."""
+    cc(cairn_cc, "-O2", "-static", MULTI / "main.c", MULTI / "store.c", "-o", tmp_path / "prog")
+    r = run([tmp_path / "prog", pool_path])
+    assert r.returncode == 0 and r.stdout == "sum=10\nreopened sum=10\n", r.stderr

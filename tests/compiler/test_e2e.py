@@ -199,7 +199,7 @@ def test_hoisted_loop_logs_restore_everything(exe, pool_path, flags):
 
 
 @pytest.mark.parametrize("opt", OPTS)
-@pytest.mark.parametrize("name", ["heap_mix", "volatile_mix"])
+@pytest.mark.parametrize("name", ["heap_mix", "volatile_mix", "heap_libc"])
 def test_persistent_heap_same_output(exe, tmp_path, opt, name):
     plain = build(CLANG, PROGRAMS / f"{name}.c", tmp_path / "plain", opt)
     want = run([plain])

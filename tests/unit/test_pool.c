@@ -44,7 +44,13 @@ static void bad_arguments(void)
     cairn_pool_close(p);
     CHECK(cairn_pool_create(path, "x", 8 << 20) == NULL && errno == EEXIST);
     CHECK(cairn_pool_open(path, "other") == NULL && strstr(cairn_errormsg(), "layout"));
-    CHECK(cairn_pool_open("/tmp", "x") == NULL);
+    CHECK(cairn_pool_open("/tmp", "x") == NULL && strstr(cairn_errormsg(), "is a directory"));
+    CHECK(cairn_pool_create("/tmp", "x", 8 << 20) == NULL &&
+          strstr(cairn_errormsg(), "that is a directory: name a file in it"));
+    CHECK(cairn_pool_create("/nonexistent-cairn-dir/p.pool", "x", 8 << 20) == NULL &&
+          strstr(cairn_errormsg(), "its directory does not exist"));
+    CHECK(cairn_pool_open("/nonexistent-cairn-dir/p.pool", "x") == NULL &&
+          strstr(cairn_errormsg(), "its directory does not exist"));
     CHECK(cairn_pool_close(NULL) == -1);
     unlink(path);
 }
@@ -60,6 +66,9 @@ static void root_type_mismatch(void)
     REQUIRE(p);
     CHECK(CAIRN_ROOT(p, struct rootB) == NULL && strstr(cairn_errormsg(), "type"));
     CHECK(CAIRN_ROOT(p, struct rootA) != NULL);
+    uint64_t id = CAIRN_TYPE_ID(struct rootA);
+    CHECK(cairn_root(p, sizeof(struct rootA) + 64, id) == NULL &&
+          strstr(cairn_errormsg(), "ask for at most"));
     cairn_pool_close(p);
     unlink(path);
 }
