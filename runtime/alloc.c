@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #endif
 #include "internal.h"
+#include <sys/mman.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -112,19 +113,32 @@ void cairn__tcache_forget(cairn_pool *pool)
 }
 
 /* ---- volatile heap ---- */
+/* The chunk maps are sized once for the largest pool (1 TiB: 4 Mi chunks,
+ * 14 bytes each, 56 MiB of address space reserved, MAP_NORESERVE, pages
+ * touched only as the pool uses them), so growing a pool never moves them:
+ * other threads read them without heap_lock (cairn_usable_size,
+ * cairn_free's checks), and a realloc under them was a use after free. */
+#define HEAP_MAX_CHUNKS (CAIRN_POOL_MAX_SIZE >> CAIRN_CHUNK_SHIFT)
+#define HEAP_MAP_BYTES  (HEAP_MAX_CHUNKS * (sizeof(struct run *) + sizeof(uint32_t) + 2))
+
 static int heap_arrays(cairn_pool *pool, uint64_t nchunks)
 {
-    uint8_t *k = realloc(pool->ck_kind, nchunks);
-    uint32_t *a = k ? realloc(pool->ck_arg, nchunks * sizeof *a) : NULL;
-    struct run **r = a ? realloc(pool->ck_run, nchunks * sizeof *r) : NULL;
-    uint8_t *m = r ? realloc(pool->ck_mark, nchunks) : NULL;
-    if (k) pool->ck_kind = k;
-    if (a) pool->ck_arg = a;
-    if (r) pool->ck_run = r;
-    if (m) pool->ck_mark = m;
-    if (!m) {
-        cairn__err(ENOMEM, "%s: out of memory for the heap map", pool->path);
+    if (nchunks > HEAP_MAX_CHUNKS) {
+        cairn__err(EINVAL, "%s: heap of %llu chunks is larger than a pool can be", pool->path,
+                   (unsigned long long)nchunks);
         return -1;
+    }
+    if (!pool->ck_run) {
+        char *m = mmap(NULL, HEAP_MAP_BYTES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) {
+            cairn__err(ENOMEM, "%s: out of memory for the heap map", pool->path);
+            return -1;
+        }
+        pool->ck_run = (struct run **)m;
+        pool->ck_arg = (uint32_t *)(m + HEAP_MAX_CHUNKS * sizeof(struct run *));
+        pool->ck_kind = (uint8_t *)(pool->ck_arg + HEAP_MAX_CHUNKS);
+        pool->ck_mark = pool->ck_kind + HEAP_MAX_CHUNKS;
     }
     for (uint64_t g = pool->nchunks; g < nchunks; g++) {
         pool->ck_kind[g] = (g % CAIRN_ZONE_CHUNKS == 0) ? CK_TABLE : CK_FREE;
@@ -132,7 +146,8 @@ static int heap_arrays(cairn_pool *pool, uint64_t nchunks)
         pool->ck_run[g] = NULL;
         pool->ck_mark[g] = 0;
     }
-    pool->nchunks = nchunks;
+    /* the new entries are set before a lock-free reader can see the count */
+    __atomic_store_n(&pool->nchunks, nchunks, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -156,10 +171,8 @@ void cairn__heap_fini(cairn_pool *pool)
                 free(pool->ck_run[g]->gcmark);
                 free(pool->ck_run[g]);
             }
-    free(pool->ck_kind);
-    free(pool->ck_arg);
-    free(pool->ck_run);
-    free(pool->ck_mark);
+    if (pool->ck_run)
+        munmap(pool->ck_run, HEAP_MAP_BYTES);
     pool->ck_kind = NULL;
     pool->ck_arg = NULL;
     pool->ck_run = NULL;
@@ -382,7 +395,7 @@ void *cairn__object_start(cairn_pool *pool, uint64_t off, bool require_allocated
     uint64_t heap = pool->hdr->heap_off;
     if (off < heap) return NULL;
     uint64_t g = (off - heap) >> CAIRN_CHUNK_SHIFT;
-    if (g >= pool->nchunks) return NULL;
+    if (g >= __atomic_load_n(&pool->nchunks, __ATOMIC_ACQUIRE)) return NULL;
     switch (pool->ck_kind[g]) {
     case CK_RUN: {
         struct run *r = pool->ck_run[g];
@@ -537,6 +550,12 @@ void *cairn_alloc(cairn_pool *pool, size_t size)
         cairn__err(EINVAL, "cairn_alloc: NULL pool");
         return NULL;
     }
+    if (pool->inherited) {
+        cairn__err(EPERM, "cairn_alloc: %s: a fork child cannot allocate in its parent's "
+                   "pool (its view is read-only; allocate in the parent, or open another "
+                   "pool in the child)", pool->path);
+        return NULL;
+    }
     size_t usable;
     void *p = cairn__alloc_raw(pool, size, &usable);
     if (!p) return NULL;
@@ -556,6 +575,22 @@ void cairn_free(void *ptr)
     cairn_pool *pool = cairn__pool_of_addr(ptr);
     if (!pool) {
         fprintf(stderr, "cairn: cairn_free(%p): not in any open pool; ignored\n", ptr);
+        return;
+    }
+    if (pool->inherited) {
+        fprintf(stderr, "cairn: cairn_free(%p): %s belongs to the parent process; a fork "
+                "child cannot free in it; ignored\n", ptr, pool->path);
+        return;
+    }
+    pthread_mutex_lock(&pool->state_lock);
+    bool is_root = pool->state.root_off && cairn__off(pool, ptr) == pool->state.root_off;
+    pthread_mutex_unlock(&pool->state_lock);
+    if (is_root) {
+        /* freed, the root's memory would be handed out again while
+         * cairn_root kept returning it */
+        fprintf(stderr, "cairn: cairn_free(%p): that is the root of %s, which lives as long "
+                "as the pool; ignored (clear its fields instead)\n", ptr, pool->path);
+        cairn__err(EINVAL, "cairn_free(%p): the root of %s cannot be freed", ptr, pool->path);
         return;
     }
     CAIRN_TRACE_EV(mem, TR_FREE, cairn__tx_in(pool) ? TR_ALLOC_IN_TX : 0, ptr, cairn_usable_size(ptr));

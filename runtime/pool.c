@@ -239,13 +239,15 @@ static int map_file(cairn_pool *pool, int fd, uint64_t off, uint64_t len)
     char *want = pool->base + off;
     const char *force = getenv("CAIRN_PMEM_FORCE");
     void *p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC | MAP_FIXED, fd, (off_t)off);
-    if (p != MAP_FAILED) {
-        pool->user_flush = true;
-        return 0;
+    bool user_flush = true;
+    if (p == MAP_FAILED) {
+        p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)off);
+        if (p == MAP_FAILED) return -1;
+        user_flush = force && atoi(force) == 1;
     }
-    p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)off);
-    if (p == MAP_FAILED) return -1;
-    pool->user_flush = force && atoi(force) == 1;
+    /* a grow maps more of the same file while other threads read the flag:
+     * written only when it changes (it does not, for one file) */
+    if (pool->user_flush != user_flush) pool->user_flush = user_flush;
     return 0;
 }
 

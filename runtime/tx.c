@@ -458,6 +458,20 @@ static void tx_reset(void)
     T.left_above = 0;
 }
 
+/* A transaction this thread had open when the process forked belongs to
+ * the parent, and the child's view of the pool is read-only: committing,
+ * aborting or logging in the child would write it (a bare SIGSEGV before).
+ * The child drops its copy of the transaction and is told why. */
+static bool drop_inherited(const char *what)
+{
+    if (T.depth == 0 || !T.pool || !T.pool->inherited) return false;
+    cairn__err(EPERM, "%s: this transaction was begun before fork and belongs to the "
+               "parent; a fork child cannot write %s (dropped in the child: do the work in "
+               "the parent, or open another pool in the child)", what, T.pool->path);
+    tx_reset();
+    return true;
+}
+
 /* ---- longjmp out of a transaction, seen at the setjmp (cairn-cc) ----
  * cairn-cc calls this after every setjmp returns. When a longjmp lands
  * with the transaction deeper than it was at the setjmp, the levels above
@@ -580,6 +594,7 @@ static void tx_end(void)
 
 int cairn_tx_commit(void)
 {
+    if (drop_inherited("cairn_tx_commit")) return -1;
     if (T.depth == 0) {
         if (T.pending_aborted > 0) {          /* an outer level of an aborted tx */
             T.pending_aborted--;
@@ -615,6 +630,7 @@ int cairn_tx_commit(void)
  * that still calls cairn_tx_commit (or ends its CAIRN_TX block) gets -1. */
 void cairn_tx_abort(void)
 {
+    if (drop_inherited("cairn_tx_abort")) return;
     if (T.depth == 0) {
         cairn__err(EINVAL, "cairn_tx_abort: no transaction is open in this thread");
         return;
@@ -676,6 +692,7 @@ static void warn_once(const char *what)
 void cairn_tx_add(const void *ptr, size_t len)
 {
     if (!len) return;
+    if (drop_inherited("cairn_tx_add")) return;
     if (T.depth == 0) {
         warn_once("cairn_tx_add outside a transaction: nothing was logged");
         return;

@@ -82,7 +82,7 @@ cl::opt<bool> ClThreadNullTests(
     cl::desc("A converted relative pointer is never NULL: its path skips the "
              "NULL test that follows the load (loop exits, if (p))"));
 cl::opt<bool> ClMergeSignNullTests(
-    "cairn-merge-sign-null-tests", cl::init(false),
+    "cairn-merge-sign-null-tests", cl::init(true),
     cl::desc("A loaded pointer followed by a NULL test takes one signed test "
              "(<= 0: NULL or relative) on its common path instead of a sign "
              "test and a NULL test"));

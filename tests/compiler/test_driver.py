@@ -116,6 +116,7 @@ def test_no_cairn_builds_uninstrumented(cairn_cc, tmp_path):
     ("readonly-calls-keep-cache", "calls that only read memory: register cache kept",
      "legacy_stress", ()),
     ("known-callees", "calls proven not to run cairn's runtime", "legacy_stress", ()),
+    ("merge-sign-null-tests", "sign and NULL tests of a loaded pointer merged", "legacy_stress", ()),
     # threading applies to the unfolded form only (folded: NULL tests test the base)
     ("thread-null-tests", "NULL tests skipped after converting a relative load",
      "legacy_stress", ("-fno-cairn-fold-translation",)),

@@ -67,6 +67,28 @@ static void bad_free_is_reported(void)
     cairn_free(&x);                          /* not PM: reported, ignored */
 }
 
+/* the root cannot be freed: freed, its memory went to the next allocation
+ * while cairn_root kept returning it (both pointers to the same bytes) */
+static void root_free_is_refused(void)
+{
+    const char *path = t_path("rootfree");
+    cairn_pool *q = cairn_pool_create(path, "rf", 8 << 20);
+    REQUIRE(q);
+    uint64_t *root = cairn_root(q, 96, 12);
+    REQUIRE(root);
+    root[0] = 42;
+    cairn_free(root);
+    CHECK(strstr(cairn_errormsg(), "root") != NULL);
+    CHECK(cairn_usable_size(root) >= 96);
+    CAIRN_TX(q) { cairn_free(root); }
+    CHECK(cairn_usable_size(root) >= 96);
+    char *o = cairn_alloc(q, 96);
+    CHECK(o && (void *)o != (void *)root);
+    CHECK(cairn_root(q, 96, 12) == root && root[0] == 42);
+    cairn_pool_close(q);
+    unlink(path);
+}
+
 int main(void)
 {
     const char *path = t_path("alloc");
@@ -76,6 +98,7 @@ int main(void)
     RUN(many_small);
     RUN(one_gib);
     RUN(bad_free_is_reported);
+    RUN(root_free_is_refused);
     cairn_pool_close(P);
     unlink(path);
     DONE();

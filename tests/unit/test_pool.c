@@ -258,7 +258,22 @@ static void child_reads(void *arg)
     if (FR->a != 5) _exit(3);                     /* reads work */
     if (cairn_tx_begin(FP) == 0) _exit(4);        /* writes are refused */
     if (!strstr(cairn_errormsg(), "fork child")) _exit(5);
+    if (cairn_alloc(FP, 32) != NULL) _exit(6);    /* so is allocating (was SIGSEGV) */
+    if (!strstr(cairn_errormsg(), "fork child cannot allocate")) _exit(7);
     exit(0);                                      /* atexit must leave the pool alone */
+}
+
+/* a transaction open at the fork belongs to the parent: the child's commit
+ * and log calls are refused with a message (they wrote the read-only view:
+ * SIGSEGV), the child can go on, and the parent still commits it */
+static void child_inherits_tx(void *arg)
+{
+    (void)arg;
+    cairn_tx_add(FR->name, 8);                    /* refused, drops the child's copy */
+    if (!strstr(cairn_errormsg(), "begun before fork")) _exit(8);
+    if (cairn_tx_active() != 0) _exit(9);
+    if (cairn_tx_commit() != -1) _exit(10);       /* nothing left to commit */
+    exit(0);
 }
 
 static void fork_child_reads_only(void)
@@ -269,6 +284,11 @@ static void fork_child_reads_only(void)
     FR = CAIRN_ROOT(FP, struct rootA);
     CAIRN_TX(FP) { cairn_tx_add(FR, 8); FR->a = 5; }
     CHECK(t_child(child_reads, NULL, NULL, 0) == 0);
+    REQUIRE(cairn_tx_begin(FP) == 0);
+    cairn_tx_add(FR, 8);
+    FR->a = 7;
+    CHECK(t_child(child_inherits_tx, NULL, NULL, 0) == 0);
+    CHECK(cairn_tx_commit() == 0 && FR->a == 7);
     CAIRN_TX(FP) { cairn_tx_add(FR, 8); FR->a = 6; }   /* the parent goes on */
     CHECK(cairn_pool_close(FP) == 0);
     FP = cairn_pool_open(path, "fork");

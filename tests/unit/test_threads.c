@@ -2,6 +2,7 @@
  * allocating and freeing at once (run under TSan in CI). */
 #include "harness.h"
 #include <pthread.h>
+#include <stdatomic.h>
 
 #define THREADS 4
 #define ROUNDS 3000
@@ -46,8 +47,50 @@ static void parallel_transactions(void)
     }
 }
 
+/* cairn_pool_grow while another thread allocates, measures and frees: the
+ * heap's chunk maps used to be realloc'ed under the grow, and the other
+ * thread read freed memory (ASan: heap-use-after-free in cairn_usable_size;
+ * plain builds: usable size 0 right after an allocation, bad frees and
+ * leaked objects). The grows come from this thread, the allocations from
+ * the worker, so the grow can land at any point of the worker's loop. */
+static _Atomic int grow_done;
+static long grow_bad;
+static void *grow_worker(void *arg)
+{
+    cairn_pool *p = arg;
+    for (long i = 0; i < 400000 && !(grow_done && i > 20000); i++) {
+        char *o = cairn_alloc(p, 4000);
+        if (!o) { grow_bad++; continue; }
+        if (cairn_usable_size(o) < 4000) grow_bad++;
+        cairn_free(o);
+    }
+    return NULL;
+}
+
+static void grow_while_allocating(void)
+{
+    const char *path = t_path("growthreads");
+    cairn_pool *p = cairn_pool_create(path, "gt", 16 << 20);
+    REQUIRE(p);
+    pthread_t th;
+    pthread_create(&th, NULL, grow_worker, p);
+    for (int i = 1; i <= 40; i++) {
+        CHECK(cairn_pool_grow(p, ((size_t)16 + 8 * (size_t)i) << 20) == 0);
+        usleep(200);
+    }
+    grow_done = 1;
+    pthread_join(th, NULL);
+    CHECK(grow_bad == 0);
+    CHECK(cairn_pool_close(p) == 0);
+    p = cairn_pool_open(path, "gt");             /* nothing left allocated */
+    REQUIRE(p);
+    CHECK(cairn_pool_close(p) == 0);
+    unlink(path);
+}
+
 int main(void)
 {
+    RUN(grow_while_allocating);
     const char *path = t_path("threads");
     P = cairn_pool_create(path, "th", 64 << 20);
     REQUIRE(P);

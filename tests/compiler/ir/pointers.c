@@ -9,11 +9,12 @@
 // RUN: -O2 | HOIST
 // RUN: -O2 -fno-cairn-hoist-conversions | NOHOIST
 // RUN: -O2 -fno-cairn-readonly-calls-keep-cache | NORO
-// RUN: -O2 -fno-cairn-fold-translation | THREAD
-// RUN: -O2 -fno-cairn-fold-translation -fno-cairn-thread-null-tests | NOTHREAD
-// RUN: -O2 -fno-cairn-plain-loop-chains | FOLD
+// RUN: -O2 -fno-cairn-fold-translation -fno-cairn-merge-sign-null-tests | THREAD
+// RUN: -O2 -fno-cairn-fold-translation -fno-cairn-thread-null-tests -fno-cairn-merge-sign-null-tests | NOTHREAD
+// RUN: -O2 -fno-cairn-plain-loop-chains -fno-cairn-merge-sign-null-tests | FOLD
 // RUN: -O2 -fno-cairn-plain-loop-chains -fno-cairn-split-translated-phis | NOSPLIT
-// RUN: -O2 | PLAIN
+// RUN: -O2 -fno-cairn-merge-sign-null-tests | PLAIN
+// RUN: -O2 | MERGE
 #include <stdint.h>
 #include <string.h>
 
@@ -199,6 +200,29 @@ long around_strlen(struct named *a, const char *s)
 // NOSPLIT: phi ptr [ [[VA:%[0-9]+]], %{{[0-9]+}} ]
 // NOSPLIT: [[NEXT:%.*]] = load ptr, ptr
 // NOSPLIT: [[VA]] = getelementptr i8, ptr [[NEXT]], i64
+// cairn-merge-sign-null-tests (default): the loop's NULL test and the
+// translation's sign test are one signed test, `v <= 0`; only its true side
+// (NULL or relative) tells the two apart, and the relative side goes to the
+// loop body without a NULL test
+// MERGE-LABEL: define {{.*}}@walk(
+// MERGE: [[NEXT:%.*]] = load ptr, ptr
+// MERGE-NEXT: [[BITS:%.*]] = ptrtoint ptr [[NEXT]] to i64
+// MERGE-NEXT: [[LE:%.*]] = icmp sle i64 [[BITS]], 0
+// MERGE-NEXT: br i1 [[LE]], label %[[COLD:[0-9]+]], label %[[FAST:[0-9]+]]
+// MERGE: [[COLD]]:
+// MERGE-NEXT: [[ISNULL:%.*]] = icmp eq i64 [[BITS]], 0
+// MERGE-NEXT: br i1 [[ISNULL]], label %[[EXIT:[0-9]+]], label
+// MERGE-NOT: icmp eq ptr
+// MERGE: [[EXIT]]:
+// MERGE-NEXT: phi i64
+// MERGE-NEXT: ret i64
+// a folded load tested against NULL (`if (p)`): the same single test
+// MERGE-LABEL: define {{.*}}@guarded(
+// MERGE: [[V:%.*]] = load ptr, ptr
+// MERGE-NEXT: [[BITS:%.*]] = ptrtoint ptr [[V]] to i64
+// MERGE-NEXT: icmp sle i64 [[BITS]], 0
+// MERGE-NOT: icmp eq ptr [[V]], null
+// MERGE: ret i64
 long walk(struct node *n)
 {
     long s = 0;
@@ -207,3 +231,9 @@ long walk(struct node *n)
 }
 
 long second(struct node *n) { return n->next->val; }
+
+long guarded(struct node *n)
+{
+    struct node *m = n->next;
+    return m ? m->val : -1;
+}
