@@ -737,13 +737,17 @@ static void atfork_child(void)
 int cairn_pool_grow(cairn_pool *pool, size_t new_size)
 {
     if (!pool) { cairn__err(EINVAL, "cairn_pool_grow: NULL pool"); return -1; }
+    size_t asked = new_size;
     new_size &= ~(size_t)4095;
     cairn__gc_wait(pool);               /* the mark reads the heap arrays growing replaces */
     pthread_mutex_lock(&pool->state_lock);
     if (new_size <= pool->size || new_size > CAIRN_POOL_MAX_SIZE) {
         pthread_mutex_unlock(&pool->state_lock);
-        cairn__err(EINVAL, "%s: cannot grow from %llu to %zu bytes (must be larger, at most 1 TiB)",
-                   pool->path, (unsigned long long)pool->size, new_size);
+        char rounded[80] = "";
+        if (asked != new_size)
+            snprintf(rounded, sizeof rounded, " (rounded down to a multiple of 4 KiB: %zu)", new_size);
+        cairn__err(EINVAL, "%s: cannot grow from %llu to %zu bytes%s: the new size must be larger, "
+                   "at most 1 TiB", pool->path, (unsigned long long)pool->size, asked, rounded);
         return -1;
     }
     if (ftruncate(pool->fd, (off_t)new_size) != 0) {

@@ -21,12 +21,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    return int(args.func(args) or 0)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        # Ctrl-C in any command: one line and the shell's status for SIGINT,
+        # not a traceback (children in the same process group got it too)
+        lead = "\n" if sys.stderr.isatty() else ""     # past the terminal's ^C
+        print(f"{lead}cairn: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -50,6 +50,9 @@ def test_pool_check_names_corruption(tmp_path):
             f.seek(20)
             f.write(bytes([b[0] ^ 1]))
         bad = subprocess.run([tool, "check", str(pool)], capture_output=True, text=True)
-        assert bad.returncode == 2 and "checksum" in bad.stdout
+        # a pool that cannot be read is an error like any other command's (stderr,
+        # "cairn-pool: ..."), not an "error:" finding on stdout
+        assert bad.returncode == 2 and bad.stderr.startswith("cairn-pool: ")
+        assert "checksum" in bad.stderr
     finally:
         pool.unlink(missing_ok=True)

@@ -16,6 +16,7 @@ Three parts:
   open    a pool full of 1 KiB objects linked from the root: fill, close,
           reopen (clean), run transactions, SIGKILL, reopen (recovery).
 """
+import argparse
 import json
 import os
 import signal
@@ -60,21 +61,79 @@ def register(subparsers):
         "runtime", help="libcairn vs libpmemobj: tx, alloc, open, flushes/fences",
         description="libcairn against libpmemobj side by side in one run, pools "
                     "on /dev/shm with forced user-space flushes.")
-    r.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
+    r.add_argument("--threads", type=_threads, default=[1, 2], metavar="N[,N...]",
+                   help="thread counts, each at least 1 (default 1,2)")
     r.add_argument("--quick", action="store_true",
                    help="tiny sizes and times: proves the benchmark runs, measures little")
     r.add_argument("--json", metavar="FILE", help="write every measurement as JSON")
-    r.add_argument("--rounds", type=int, help="alternating rounds per impl (median taken)")
-    r.add_argument("--seconds", type=float, help="measured seconds per operation")
+    r.add_argument("--rounds", type=_positive_int, help="alternating rounds per impl (median taken)")
+    r.add_argument("--seconds", type=_positive_float, help="measured seconds per operation (> 0)")
     r.add_argument("--open-size", type=_size, help="pool size of the open test (default 4G)")
-    r.add_argument("--parts", default="micro,counts,open",
-                   help="which parts to run (default micro,counts,open)")
+    r.add_argument("--parts", type=_parts, default=list(PARTS), metavar="PART[,PART...]",
+                   help=f"which parts to run: {', '.join(PARTS)} (default all)")
     r.add_argument("--dir", default="/dev/shm", help="where pools go (default /dev/shm)")
     r.add_argument("--markdown", action="store_true", help="print tables as Markdown")
     r.set_defaults(func=run_runtime)
     from cairn.commands import cc      # the compiler's benchmark lives with cairn-cc
     cc.add_bench_parser(sub, "compiler")
     p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+PARTS = ("micro", "counts", "open")
+
+
+def _threads(text):
+    """argparse type: thread counts, e.g. 1,2,4."""
+    out = []
+    for t in text.split(","):
+        try:
+            v = int(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{t!r} is not a whole number (e.g. --threads 1,2)")
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{v} threads: each count must be at least 1")
+        out.append(v)
+    return out
+
+
+def _parts(text):
+    """argparse type: a comma-separated subset of PARTS."""
+    parts = [p for p in text.split(",") if p]
+    bad = [p for p in parts if p not in PARTS]
+    if bad or not parts:
+        raise argparse.ArgumentTypeError(f"unknown part {', '.join(map(repr, bad)) or repr(text)} "
+                                         f"(choose from {', '.join(PARTS)})")
+    return parts
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be a number of seconds above 0")
+    return v
+
+
+def _dir_problem(where):
+    if not where.exists():
+        return "no such directory"
+    if not where.is_dir():
+        return "not a directory"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return "cannot write there"
+    return None
 
 
 def _size(text):
@@ -498,13 +557,13 @@ def _source_state():
 
 
 def _command_line(args):
-    words = ["cairn", "bench", "runtime", "--threads", args.threads]
+    words = ["cairn", "bench", "runtime", "--threads", ",".join(map(str, args.threads))]
     words += ["--quick"] if args.quick else []
     for flag in ("rounds", "seconds", "open_size", "json"):
         if getattr(args, flag):
             words += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
-    if args.parts != "micro,counts,open":
-        words += ["--parts", args.parts]
+    if list(args.parts) != list(PARTS):
+        words += ["--parts", ",".join(args.parts)]
     return " ".join(words)
 
 
@@ -516,8 +575,13 @@ def run_runtime(args):
         cfg["seconds"] = args.seconds
     if args.open_size:
         cfg["open_size"] = args.open_size
-    threads = [int(t) for t in args.threads.split(",") if t]
-    parts = set(args.parts.split(","))
+    threads = list(args.threads)
+    parts = set(args.parts)
+    why = _dir_problem(Path(args.dir))
+    if why:
+        print(f"cairn bench runtime: --dir {args.dir}: {why}; give a directory you can write "
+              "for the pools (default /dev/shm)", file=sys.stderr)
+        return 2
     tools = _find_tools()
     if not any(i in tools for i in IMPLS):
         print("cairn bench runtime: neither cairn-bench-cairn nor cairn-bench-pmemobj "

@@ -1,18 +1,33 @@
 """`cairn cc`: the compiler's helpers.
 
   cairn cc config   where cairn-cc finds clang, its plugin, runtime, write-sets
-  cairn cc bench    legacy data structures (linked list, uthash, RB tree,
-                    splay tree; read-only and mixed) built three ways and run
-                    side by side:
-                      clang     clang -O2, the unmodified volatile program
-                      cc-dram   cairn-cc -O2, nodes from malloc
-                      cc-pm     cairn-cc -O2, nodes in a pool on /dev/shm
-                    plus dynamic checks and conversions per operation (seed
-                    002's Table V, from a --cairn-count build), what each
-                    log and region-test optimization removed per operation
-                    on PM data (a count build per -fno-cairn-OPT), the
-                    pass's static counters (--cairn-stats) and, with
-                    --icount, instructions per operation.
+  cairn cc bench    the compiler benchmark (also `cairn bench compiler`);
+                    what it runs and how it measures: BENCH_DOC below
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cairn import paths
+
+BENCH_DOC = """\
+The compiler benchmark (`cairn bench compiler`, also `cairn cc bench`):
+legacy data structures (linked list, uthash, RB tree, splay tree; read-only
+and mixed) built three ways and run side by side:
+  clang     clang -O2, the unmodified volatile program
+  cc-dram   cairn-cc -O2, nodes from malloc
+  cc-pm     cairn-cc -O2, nodes in a pool on /dev/shm
+plus dynamic checks and conversions per operation (seed 002's Table V, from
+a --cairn-count build), what each log and region-test optimization removed
+per operation on PM data (a count build per -fno-cairn-OPT), the pass's
+static counters (--cairn-stats) and, with --icount, instructions per
+operation.
 
 How it measures: for each structure and workload, each round starts the
 three builds as three live processes pinned to one CPU (--cpu), each builds
@@ -26,17 +41,6 @@ and its speed drifts by 2-4x over seconds; paired slices cancel the drift,
 separate whole runs did not.
 The native programs are compiler/bench/ds_bench.c and compiler/bench/icount.c.
 """
-import argparse
-import json
-import os
-import re
-import statistics
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
-from cairn import paths
 
 CLANG = "/usr/lib/llvm-19/bin/clang"
 VARIANTS = ("clang", "cc-dram", "cc-pm")
@@ -70,7 +74,7 @@ def _positive(text):
 def add_bench_parser(sub, name):
     """The compiler benchmark's parser; also `cairn bench compiler`."""
     b = sub.add_parser(name, help="clang vs cairn-cc (DRAM, PM) on legacy data structures",
-                       description=__doc__, formatter_class=_Raw)
+                       description=BENCH_DOC, formatter_class=_Raw)
     b.add_argument("--n", type=_positive, default=100000, help="keys per structure (list: n/8)")
     b.add_argument("--ops", type=_positive, default=1000000,
                    help="operations per build, structure, workload and round (list: ops/64)")
@@ -169,6 +173,12 @@ def run_bench(args):
     if args.quick:
         args.n, args.ops, args.rounds, args.slices = 2000, 20000, 1, 2
         args.icount_ops = min(args.icount_ops, 200)
+    from cairn.commands.bench import _dir_problem
+    why = _dir_problem(Path(args.dir))
+    if why:
+        print(f"cairn: --dir {args.dir}: {why}; give a directory you can write for the pool "
+              "(default /dev/shm)", file=sys.stderr)
+        return 2
     src = paths.SOURCE_ROOT / "compiler" / "bench" / "ds_bench.c"
     cc = _cairn_cc()
     cells = _cells(args)

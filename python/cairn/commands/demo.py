@@ -1,4 +1,6 @@
 """`cairn demo`: the main job on the bundled default program."""
+import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -9,6 +11,19 @@ def run(args) -> int:
     from tqdm import tqdm
 
     pool = Path(args.pool)
+    where = pool.parent
+    if not where.is_dir():
+        print(f"cairn demo: --pool {pool}: directory {where} does not exist; give a path in an "
+              f"existing directory (e.g. /dev/shm/cairn-demo.pool)", file=sys.stderr)
+        return 2
+    if not os.access(where, os.W_OK | os.X_OK):
+        print(f"cairn demo: --pool {pool}: cannot write in {where}; give a path in a directory "
+              f"you can write (e.g. /dev/shm/cairn-demo.pool)", file=sys.stderr)
+        return 2
+    if pool.is_dir():
+        print(f"cairn demo: --pool {pool} is a directory; give a file path in it "
+              f"(e.g. {pool / 'cairn-demo.pool'})", file=sys.stderr)
+        return 2
     if pool.exists() and not args.keep:
         pool.unlink()
     writer = paths.tool(args.program)
@@ -42,15 +57,37 @@ def run(args) -> int:
     return 1 if fails else 0
 
 
+PROGRAMS = ("kvstore_cc", "kvstore")
+
+
+def _program(text):
+    if text not in PROGRAMS:
+        raise argparse.ArgumentTypeError(f"unknown program {text!r} (choose: {', '.join(PROGRAMS)})")
+    return text
+
+
+def _kills(text):
+    """At least 1: the demo proves recovery after kills, so 0 would prove nothing."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1 (each kill is one "
+                                         "crash and recovery checked)")
+    return v
+
+
 def register(sub):
     p = sub.add_parser("demo", help="kill a program at random instants and prove its pool recovers",
                        description="Runs the bundled demo: a legacy-style C program keeping a hash "
                                    "table in a cairn pool is killed with SIGKILL at random instants, "
                                    "and after each kill the pool is reopened (recovering it), checked "
                                    "in full, and compared with a replay of the committed operations.")
-    p.add_argument("--kills", type=int, default=40, help="how many times to kill the writer (default 40)")
+    p.add_argument("--kills", type=_kills, default=40,
+                   help="how many times to kill the writer, at least 1 (default 40)")
     p.add_argument("--pool", default="/dev/shm/cairn-demo.pool", help="pool file (default /dev/shm/cairn-demo.pool)")
-    p.add_argument("--program", default="kvstore_cc",
+    p.add_argument("--program", type=_program, default="kvstore_cc",
                    help="writer built in the tree: kvstore_cc (plain C through cairn-cc, default) "
                         "or kvstore (explicit cairn_tx_add, plain C compiler)")
     p.add_argument("--seed", type=int, default=None, help="seed for the kill instants")

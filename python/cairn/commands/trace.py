@@ -5,7 +5,9 @@
   cairn trace stats FILE [--json]              counts per type and thread, and
                                                flushes/fences per transaction
 The format and the parser are in cairn.trace (docs/runtime.md, "Traces")."""
+import argparse
 import json
+import re
 import sys
 
 from cairn import trace
@@ -21,10 +23,11 @@ def register(subparsers):
                        description="Every event of every thread in global (seq) order.")
     d.add_argument("file")
     d.add_argument("--json", action="store_true", help="one JSON object per line")
-    d.add_argument("--limit", type=int, metavar="N", help="only the first N events")
+    d.add_argument("--limit", type=_count, metavar="N", help="only the first N events (N >= 0)")
     d.add_argument("--type", metavar="T[,T...]",
                    help="only these events (store, flush, fence, ofence, tx_begin, ...)")
-    d.add_argument("--thread", type=int, metavar="TID", help="only this thread (t1, t2, ...)")
+    d.add_argument("--thread", type=_thread, metavar="TID",
+                   help="only this thread, as dump shows it: t1, t2, ... (or 1, 2, ...)")
     d.set_defaults(func=run_dump)
     s = sub.add_parser("stats", help="events per type and thread; flushes and fences per transaction",
                        description="Counts per event type and per thread, and the flushes, "
@@ -33,6 +36,26 @@ def register(subparsers):
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=run_stats)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _count(text):
+    """argparse type: a whole number >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} is negative; give 0 or more")
+    return v
+
+
+def _thread(text):
+    """argparse type: a thread as dump prints it (t9) or its number (9)."""
+    m = re.fullmatch(r"[tT]?(\d+)", text.strip())
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a thread: give t1, t2, ... "
+                                         "(or 1, 2, ...) as `cairn trace dump` shows them")
+    return int(m.group(1))
 
 
 def _read(path):
@@ -57,8 +80,8 @@ def run_dump(args):
                   f"{', '.join(sorted(trace.TYPES.values()))}, ofence, dfence", file=sys.stderr)
             return 2
         if args.thread is not None and args.thread not in t.threads:
-            print(f"cairn trace: {args.file} has no thread {args.thread} "
-                  f"(threads: {', '.join(map(str, sorted(t.threads)))})", file=sys.stderr)
+            print(f"cairn trace: {args.file} has no thread t{args.thread} "
+                  f"(threads: {', '.join(f't{n}' for n in sorted(t.threads))})", file=sys.stderr)
             return 2
         trace.dump(t, sys.stdout, as_json=args.json, limit=args.limit, types=types,
                    tid=args.thread)
