@@ -550,6 +550,7 @@ void *cairn_alloc(cairn_pool *pool, size_t size)
         cairn__err(EINVAL, "cairn_alloc: NULL pool");
         return NULL;
     }
+    if (cairn__pool_closed(pool, "cairn_alloc")) return NULL;
     if (pool->inherited) {
         cairn__err(EPERM, "cairn_alloc: %s: a fork child cannot allocate in its parent's "
                    "pool (its view is read-only; allocate in the parent, or open another "

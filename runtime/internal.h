@@ -137,6 +137,7 @@ struct cairn_pool {
     bool      user_flush;             /* DAX/MAP_SYNC or forced: clwb; else msync */
     bool      recovered;              /* open found a dirty pool */
     bool      inherited;              /* we are a fork child: read-only view */
+    uint32_t  closed;                 /* CAIRN_CLOSED_MAGIC once cairn_pool_close ran */
     bool      no_persist;             /* a private copy being checked: never flush */
     bool      copy_on_fork;           /* a persistent heap: fork children get a copy */
     char     *fork_snap;              /* that copy, made just before fork (pool.c) */
@@ -246,6 +247,9 @@ void cairn__install_segv_handler(void);
 void cairn__ra_caches_clear(void);    /* a pool is closing: empty every cache */
 
 /* ---- pool.c ---- */
+#define CAIRN_CLOSED_MAGIC 0xc105edu
+/* true (and the error set) when pool is a handle cairn_pool_close retired */
+bool cairn__pool_closed(const cairn_pool *pool, const char *what);
 cairn_pool *cairn__pool_by_slot(int slot);
 const char *cairn__slot_closed_path(int slot);   /* pool last closed there, or NULL */
 cairn_pool *cairn__pool_by_id(uint32_t id);

@@ -570,6 +570,35 @@ fail:
     return NULL;
 }
 
+/* A closed handle is kept, marked, for a while: a use after cairn_pool_close
+ * (a second close, an allocation or a transaction through a stale handle)
+ * is then reported instead of reading freed memory. The last 64 handles
+ * closed are kept (11 KiB each); an older stale handle is undefined
+ * behaviour, as any pointer to freed memory. */
+#define CLOSED_KEEP 64
+static cairn_pool *closed_ring[CLOSED_KEEP];
+static unsigned closed_next;
+static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void retire_handle(cairn_pool *pool)
+{
+    __atomic_store_n(&pool->closed, CAIRN_CLOSED_MAGIC, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&closed_lock);
+    cairn_pool *old = closed_ring[closed_next % CLOSED_KEEP];
+    closed_ring[closed_next % CLOSED_KEEP] = pool;
+    closed_next++;
+    pthread_mutex_unlock(&closed_lock);
+    free(old);
+}
+
+bool cairn__pool_closed(const cairn_pool *pool, const char *what)
+{
+    if (__atomic_load_n(&pool->closed, __ATOMIC_ACQUIRE) != CAIRN_CLOSED_MAGIC) return false;
+    cairn__err(EBADF, "%s: %s: this handle was closed by cairn_pool_close; open the pool "
+               "again for a new handle", what, pool->path);
+    return true;
+}
+
 static int pool_close(cairn_pool *pool, bool write_back)
 {
     if (pool->inherited) {
@@ -596,7 +625,7 @@ static int pool_close(cairn_pool *pool, bool write_back)
     unmap_slot(pool);
     cairn__heap_fini(pool);
     close(pool->fd);
-    free(pool);
+    retire_handle(pool);
     return 0;
 }
 
@@ -606,6 +635,7 @@ int cairn_pool_close(cairn_pool *pool)
         cairn__err(EINVAL, "cairn_pool_close: NULL pool");
         return -1;
     }
+    if (cairn__pool_closed(pool, "cairn_pool_close")) return -1;
     return pool_close(pool, true);
 }
 
@@ -737,9 +767,10 @@ static void atfork_child(void)
 int cairn_pool_grow(cairn_pool *pool, size_t new_size)
 {
     if (!pool) { cairn__err(EINVAL, "cairn_pool_grow: NULL pool"); return -1; }
+    if (cairn__pool_closed(pool, "cairn_pool_grow")) return -1;
     size_t asked = new_size;
     new_size &= ~(size_t)4095;
-    cairn__gc_wait(pool);               /* the mark reads the heap arrays growing replaces */
+    cairn__gc_wait(pool);               /* the mark sized its own maps for the old size */
     pthread_mutex_lock(&pool->state_lock);
     if (new_size <= pool->size || new_size > CAIRN_POOL_MAX_SIZE) {
         pthread_mutex_unlock(&pool->state_lock);
@@ -776,6 +807,10 @@ int cairn_pool_grow(cairn_pool *pool, size_t new_size)
 
 void cairn_pool_recovery(cairn_pool *pool, struct cairn_recovery *out)
 {
+    if (!pool || cairn__pool_closed(pool, "cairn_pool_recovery")) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
     cairn__gc_wait(pool);
     *out = (struct cairn_recovery){
         .recovered = pool->recovered,
@@ -795,6 +830,7 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
         cairn__err(EINVAL, "cairn_root: needs a pool, a size and a type id");
         return NULL;
     }
+    if (cairn__pool_closed(pool, "cairn_root")) return NULL;
     pthread_mutex_lock(&pool->state_lock);
     void *root = NULL;
     if (pool->state.root_off) {

@@ -508,6 +508,7 @@ int cairn_tx_begin(cairn_pool *pool)
         cairn__err(EINVAL, "cairn_tx_begin: NULL pool");
         return -1;
     }
+    if (cairn__pool_closed(pool, "cairn_tx_begin")) return -1;
     T.pending_aborted = 0;
     if (pool->inherited) {
         cairn__err(EPERM, "%s: a fork child cannot write its parent's pool", pool->path);

@@ -33,6 +33,24 @@ static void create_open_close(void)
     unlink(path);
 }
 
+/* a handle used after cairn_pool_close is reported (was: freed memory read:
+ * "out of space" from an alloc, a leftover message from a begin, a double
+ * close freeing twice) */
+static void closed_handle_is_reported(void)
+{
+    const char *path = t_path("closed");
+    cairn_pool *p = cairn_pool_create(path, "closed", 8 << 20);
+    REQUIRE(p);
+    CHECK(cairn_pool_close(p) == 0);
+    CHECK(cairn_pool_close(p) == -1 && errno == EBADF &&
+          strstr(cairn_errormsg(), "closed by cairn_pool_close"));
+    CHECK(cairn_alloc(p, 16) == NULL && strstr(cairn_errormsg(), "cairn_alloc: "));
+    CHECK(cairn_tx_begin(p) == -1 && strstr(cairn_errormsg(), "closed by cairn_pool_close"));
+    CHECK(cairn_root(p, 8, 2) == NULL && strstr(cairn_errormsg(), "closed by cairn_pool_close"));
+    CHECK(cairn_pool_grow(p, 16 << 20) == -1 && strstr(cairn_errormsg(), "closed by"));
+    unlink(path);
+}
+
 static void bad_arguments(void)
 {
     const char *path = t_path("args");
@@ -305,6 +323,7 @@ int main(int argc, char **argv)
     if (argc == 3 && !strcmp(argv[1], "--addr-probe")) return addr_probe(argv[2]);
     RUN(create_open_close);
     RUN(bad_arguments);
+    RUN(closed_handle_is_reported);
     RUN(root_type_mismatch);
     RUN(out_of_space_then_grow);
     RUN(several_pools);
