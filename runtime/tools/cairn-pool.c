@@ -84,6 +84,9 @@ static int cmd_check(const char *path, bool full)
                (unsigned long long)rep.open_lanes, (unsigned long long)rep.pending_records,
                (unsigned long long)rep.run_chunks, (unsigned long long)rep.large_chunks,
                (unsigned long long)rep.free_chunks);
+    } else if (rep.state_damaged) {
+        printf("%s: ERRORS FOUND: which state copy is current cannot be told, so nothing else "
+               "was checked\n", path);
     } else if (rc >= 0 && full) {
         printf("%s: %s: %llu reachable objects (%llu bytes), %llu run chunks, %llu large-object "
                "chunks, %llu free chunks of 256 KiB\n", path, rc ? "ERRORS FOUND" : "consistent",
