@@ -90,6 +90,25 @@ static void check_table(cairn_pool *pool, struct ctx *c)
     }
 }
 
+/* Both state copies as they read, for a pool whose copies disagree. */
+static void describe_states(struct ctx *c, const char *head)
+{
+    for (int k = 0; k < 2; k++) {
+        const struct pool_state *s = (const void *)(head + (k ? CAIRN_STATE_B_OFF : CAIRN_STATE_A_OFF));
+        char root[96];
+        if (s->root_off)
+            snprintf(root, sizeof root, "root at offset %#llx (%llu bytes, type %#llx)",
+                     (unsigned long long)s->root_off, (unsigned long long)s->root_size,
+                     (unsigned long long)s->root_type);
+        else
+            snprintf(root, sizeof root, "no root");
+        say(c, "info", "state copy %c (offset %u): %s; reads sequence %llu, size %llu, %s",
+            "AB"[k], k ? CAIRN_STATE_B_OFF : CAIRN_STATE_A_OFF,
+            cairn__state_copy_ok(head, k) ? "intact" : "FAILS ITS CHECKSUM (values unreliable)",
+            (unsigned long long)s->seq, (unsigned long long)s->size, root);
+    }
+}
+
 int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *ectx,
                       struct cairn_check_report *rep)
 {
@@ -107,10 +126,21 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
         cairn__header_check(head, (uint64_t)st.st_size, NULL, why, sizeof why)) {
         say(&c, "error", "%s: %s", path, S_ISREG(st.st_mode) ? why : "not a regular file");
         close(fd);
+        if (S_ISREG(st.st_mode) && cairn__state_check(head, why, sizeof why)) {
+            /* readable, but the state copies say it is damaged: show both */
+            describe_states(&c, head);
+            rep->state_damaged = true;
+            return 1;
+        }
         return -1;
     }
     struct pool_state ps;
     cairn__state_read(head, &ps);
+    for (int k = 0; k < 2; k++)
+        if (!cairn__state_copy_ok(head, k))
+            say(&c, "info", "state copy %c fails its checksum: torn by the crash that left the "
+                "pool dirty; the next open uses copy %c (sequence %llu) and rewrites %c",
+                "AB"[k], "AB"[!k], (unsigned long long)ps.seq, "AB"[k]);
     cairn_pool *pool = cairn__pool_alloc();
     if (!pool) {
         close(fd);
@@ -139,7 +169,7 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
 
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
     for (unsigned l = 0; l < pool->hdr->nlanes; l++) {
-        int n = cairn__lane_scan(pool, l, NULL, NULL, why, sizeof why);
+        int n = cairn__lane_scan(pool, l, NULL, NULL, true, NULL, why, sizeof why);
         if (n < 0) say(&c, "error", "%s", why);
         else if (n > 0) { rep->open_lanes++; rep->pending_records += (uint64_t)n; }
     }

@@ -89,6 +89,12 @@ enum chunk_kind { CK_FREE = 0, CK_RUN = 1, CK_LARGE = 2, CK_CONT = 3, CK_TABLE =
  * checksum covers the lane generation, the first two words and the data,
  * so a torn record or one left from an earlier transaction never validates. */
 enum rec_kind { REC_UNDO = 1, REC_JUMP = 2 };
+/* How tx.c lays records out, which recovery relies on to tell a torn tail
+ * from damage (recover.c): an append splits a range into records of at
+ * most CAIRN_REC_CHUNK data bytes, and continues in the next block (JUMP)
+ * when fewer than CAIRN_LOG_ROOM_MIN bytes are left in the current one. */
+#define CAIRN_REC_CHUNK    4096u
+#define CAIRN_LOG_ROOM_MIN (2 * (uint64_t)sizeof(struct log_rec) + 64)
 struct log_rec {
     uint64_t kind_off;
     uint64_t len;
@@ -265,6 +271,10 @@ static inline uint64_t cairn__off(const cairn_pool *pool, const void *p)
 int  cairn__header_check(const void *map, uint64_t file_size, const char *layout,
                          char *why, size_t whylen);
 int  cairn__state_read(const char *base, struct pool_state *out);
+/* -1 (why filled) when the state copies prove the file damaged: a copy
+ * fails its checksum in a pool that was closed cleanly */
+int  cairn__state_check(const char *base, char *why, size_t whylen);
+int  cairn__state_copy_ok(const char *base, int copy);   /* 0: A, 1: B */
 void cairn__state_write(cairn_pool *pool);   /* writes the next copy, dfence */
 uint64_t cairn__chunk_word(uint64_t g, unsigned kind, uint64_t arg);
 int  cairn__chunk_word_ok(uint64_t g, uint64_t word);
@@ -315,9 +325,11 @@ static inline bool cairn__gc_on(cairn_pool *pool)
 }
 long  cairn__lane_records(cairn_pool *pool, unsigned lane, const struct log_rec ***v,
                           size_t *cap, char *why, size_t whylen);
+/* strict: also prove damage past the first invalid record (recovery, check);
+ * abort reads back the log it just wrote and passes false */
 int   cairn__lane_scan(cairn_pool *pool, unsigned lane,
                        int (*fn)(void *ctx, const struct log_rec *r, const char *data), void *ctx,
-                       char *why, size_t whylen);
+                       bool strict, bool *beyond, char *why, size_t whylen);
 
 /* ---- trace.c: CAIRN_TRACE=file (format: docs/runtime.md "Traces") ----
  * Hooks are one macro line each in persist.c, tx.c, alloc.c and pool.c. With
@@ -409,6 +421,7 @@ struct cairn_check_report {
     int errors;
     uint64_t objects, object_bytes, run_chunks, large_chunks, free_chunks;
     uint64_t open_lanes, pending_records;
+    bool state_damaged;               /* the state copies prove damage: nothing else checked */
 };
 typedef void (*cairn_check_emit)(void *ctx, const char *severity, const char *msg);
 /* Read-only: the file is mapped privately, recovery is simulated in the

@@ -137,6 +137,37 @@ int cairn__state_read(const char *base, struct pool_state *out)
     return 0;
 }
 
+int cairn__state_copy_ok(const char *base, int copy)
+{
+    const struct pool_state *s = (const void *)(base + (copy ? CAIRN_STATE_B_OFF : CAIRN_STATE_A_OFF));
+    return s->checksum == state_checksum(s);
+}
+
+/* The state copies of a cleanly closed pool are both whole: each write is
+ * dfenced before the next and the last one before the clean flag is set,
+ * and an open that finds a copy torn by a crash rewrites it before the
+ * pool can be closed cleanly again (cairn_pool_open). So in a pool closed
+ * cleanly a copy that fails its checksum was damaged after it was written.
+ * Which copy was the newer cannot be told (its sequence number is as
+ * unreliable as the rest of it), and opening with the other could go back
+ * silently to an older root or size: refuse. A dirty pool's bad copy may
+ * be a torn write of the newest state, never made durable; the other copy
+ * is then the current state, as always. */
+int cairn__state_check(const char *base, char *why, size_t whylen)
+{
+    uint64_t clean = *(const uint64_t *)(base + CAIRN_CLEAN_OFF);
+    int va = cairn__state_copy_ok(base, 0), vb = cairn__state_copy_ok(base, 1);
+    if (clean != 1 || va == vb) return 0;
+    const struct pool_state *good = (const void *)(base + (va ? CAIRN_STATE_A_OFF : CAIRN_STATE_B_OFF));
+    snprintf(why, whylen, "state copy %c fails its checksum in a pool that was closed cleanly: "
+             "the file is damaged (a crash cannot tear a copy of a cleanly closed pool), and "
+             "copy %c (sequence %llu) may be older than the damaged one, so opening with it "
+             "could silently go back to an older root; restore the pool from a backup "
+             "(`cairn pool check FILE` shows both copies)", va ? 'B' : 'A', va ? 'A' : 'B',
+             (unsigned long long)good->seq);
+    return -1;
+}
+
 /* Write pool->state (seq+1) into the copy not holding the current one. */
 void cairn__state_write(cairn_pool *pool)
 {
@@ -184,6 +215,7 @@ int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
         snprintf(why, whylen, "both copies of the pool state are corrupt; restore from a backup");
         return -1;
     }
+    if (cairn__state_check(map, why, whylen)) return -1;
     if (st.size > file_size) {
         snprintf(why, whylen, "pool says it is %llu bytes but the file has %llu: the file "
                  "was truncated; restore it", (unsigned long long)st.size,
@@ -555,6 +587,19 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     pool->rec_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     set_clean(pool, 0);
+    {
+        /* A state copy torn by a crash is rewritten (seq+1, the current
+         * state) before this pool can be closed cleanly, so that a bad copy
+         * in a cleanly closed pool is always damage (cairn__state_check).
+         * Only into the slot the next write goes to anyway: never over the
+         * valid copy. */
+        int next = (pool->state.seq + 1) & 1 ? 0 : 1;
+        if (!cairn__state_copy_ok(pool->base, next) && cairn__state_copy_ok(pool->base, !next)) {
+            pthread_mutex_lock(&pool->state_lock);
+            cairn__state_write(pool);
+            pthread_mutex_unlock(&pool->state_lock);
+        }
+    }
     CAIRN_TRACE_EV(pool_open, pool, pool->recovered ? TR_OPEN_RECOVERED : TR_OPEN_CLEAN);
     if (getenv("CAIRN_VERBOSE"))
         fprintf(stderr, "cairn: opened %s at %p (%s, %.3f s%s)\n", path, (void *)pool->base,

@@ -12,7 +12,11 @@
  *     lane, never validates; recovery reads a lane's records in order and
  *     stops at the first invalid one. Records
  *     are written in order and each add is fenced, so every valid record
- *     precedes the first invalid one.
+ *     precedes the first invalid one, except records of the last add
+ *     itself (its pieces and JUMP are fenced together); recovery refuses a
+ *     log where valid records of a later add follow an invalid one
+ *     (recover.c), and relies on the layout log_append keeps for that
+ *     (CAIRN_REC_CHUNK pieces, a JUMP below CAIRN_LOG_ROOM_MIN bytes).
  * (2) At commit every range written in the transaction (each logged range,
  *     each clobbered range, each object allocated in it) is flushed and an
  *     ofence orders it before the commit mark: the lane generation is
@@ -216,7 +220,7 @@ static char *lane_area(cairn_pool *pool, unsigned lane)
  * they already have, and the new record's own bytes are covered by its
  * checksum. Record data is at most REC_CHUNK bytes (log_append splits), so
  * img fits on the stack. */
-#define REC_CHUNK 4096u
+#define REC_CHUNK CAIRN_REC_CHUNK
 
 static void emit_rec_lines(char *p, uint64_t kind_off, uint64_t len, const void *data,
                            uint64_t dlen);
@@ -337,8 +341,7 @@ static void log_append(uintptr_t lo, uintptr_t hi)
     while (lo < hi) {
         /* always keep room for a JUMP record at the end of a block */
         uint64_t room = T.blk_cap - T.blk_used;
-        uint64_t need_min = 2 * sizeof(struct log_rec) + 64;
-        if (room < need_min) { next_block(); continue; }
+        if (room < CAIRN_LOG_ROOM_MIN) { next_block(); continue; }
         uint64_t space = (room - 2 * sizeof(struct log_rec)) & ~(uint64_t)7;
         uint64_t len = hi - lo;
         if (len > space) len = space;

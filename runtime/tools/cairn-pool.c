@@ -294,6 +294,10 @@ static int cmd_check(const char *path)
                (unsigned long long)rep.open_lanes, (unsigned long long)rep.pending_records,
                (unsigned long long)rep.run_chunks, (unsigned long long)rep.large_chunks,
                (unsigned long long)rep.free_chunks);
+    } else if (rep.state_damaged) {
+        put_text(stdout, path);
+        printf(": ERRORS FOUND: which state copy is current cannot be told, so nothing else "
+               "was checked\n");
     } else {
         put_text(stdout, path);
         printf(": %s: %llu reachable objects (%llu bytes), %llu run chunks, %llu large-object "
