@@ -95,7 +95,16 @@ cairn_pool *cairn__pool_by_id(uint32_t id)
     return NULL;
 }
 
-cairn_pool *cairn_pool_of(const void *ptr) { return cairn__pool_of_addr(ptr); }
+/* The pool whose mapped bytes hold ptr: an address in a pool's 1 TiB slot
+ * but past its size is no pool's (compiler/rt's word scan relies on it: a
+ * string or integer that happens to fall in a slot is not a pointer). */
+cairn_pool *cairn_pool_of(const void *ptr)
+{
+    cairn_pool *pool = cairn__pool_of_addr(ptr);
+    if (pool && (uint64_t)((const char *)ptr - pool->base) >= __atomic_load_n(&pool->size, __ATOMIC_RELAXED))
+        return NULL;
+    return pool;
+}
 int cairn_is_pm(const void *ptr) { return cairn__pool_of_addr(ptr) != NULL; }
 
 /* ---- header ---- */

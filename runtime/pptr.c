@@ -23,6 +23,8 @@
 #endif
 #include "internal.h"
 #include <dlfcn.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -125,6 +127,15 @@ static const char *volatile_target(const void *target, char *what, size_t n)
     return "allocate the target with cairn_alloc in the same pool";
 }
 
+/* Is any memory mapped at p? (mincore fails with ENOMEM on an unmapped or
+ * non-canonical address.) Only asked on the way to a safety stop. */
+static bool address_mapped(const void *p)
+{
+    unsigned char vec;
+    void *page = (void *)((uintptr_t)p & ~(uintptr_t)4095);
+    return mincore(page, 4096, &vec) == 0 || errno != ENOMEM;
+}
+
 uint64_t cairn__va2ra_checked(const void *slot, const void *target, const char *file, int line)
 {
     char where[512];
@@ -145,6 +156,9 @@ uint64_t cairn__va2ra_checked(const void *slot, const void *target, const char *
     if (file && line > 0) snprintf(where, sizeof where, "%s:%d", file, line);
     else if (file) snprintf(where, sizeof where, "%s", file);
     else cairn__describe_caller(__builtin_return_address(0), where, sizeof where);
+    if (!tp && !cairn__in_region(target) && !address_mapped(target))
+        return v;   /* an integer kept in a pointer (GINT_TO_POINTER(7), (void *)0x1000):
+                       nothing is there, so nothing can dangle; stored as it is */
     if (!tp) {
         char what[320];
         const char *fix = volatile_target(target, what, sizeof what);

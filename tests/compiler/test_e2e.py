@@ -520,3 +520,21 @@ def test_translation_miss_keeps_the_callers_registers(exe, pool_path):
     r = run([exe("miss_regs", "-O2"), pool_path])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "relative yes, registers kept: yes" in r.stdout
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_word_scan_leaves_non_pointers_alone(exe, pool_path, opt):
+    """Only words inside a pool's mapped bytes are copied pointers; a string
+    or integer in the pool's slot past its end stays as written."""
+    r = run([exe("scan_words", opt), pool_path])
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_integers_in_pointer_slots_are_not_stopped(exe, pool_path, opt):
+    """GINT_TO_POINTER(7) or (void *)0x1000 stored in a pointer field of a
+    pool object: no memory is there, so it cannot dangle; it was stopped as
+    "pointer to volatile memory"."""
+    r = run([exe("safety", opt), 11, pool_path])
+    assert r.returncode == 0 and "done 11" in r.stdout, r.stdout + r.stderr
+    assert "volatile" not in r.stderr

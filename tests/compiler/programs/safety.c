@@ -69,6 +69,15 @@ int main(int argc, char **argv)
     case 4: /* the legal cases do not complain */
         CAIRN_TX(a) { set_ptr(o, o); set_val(o, 3); set_ptr(o, NULL); }
         break;
+    case 11: /* integers kept in pointers (GLib's GINT_TO_POINTER, (void *)0x1000):
+                nothing is mapped there, nothing can dangle: stored as they are */
+        CAIRN_TX(a) {
+            set_ptr(o, (struct obj *)(intptr_t)7);
+            if ((intptr_t)o->p != 7) return 3;
+            set_ptr(o, (struct obj *)(uintptr_t)0x1000);
+            if ((uintptr_t)o->p != 0x1000) return 4;
+        }
+        break;
     }
     printf("done %d\n", mode);
     cairn_pool_close(a);
