@@ -63,10 +63,32 @@ static std::optional<bool> tbaaSaysPointer(const MDNode *Tag) {
   return false;
 }
 
+// Is this integer a pointer's bits, maybe with tag bits or an offset
+// ((uintptr_t)p, (uintptr_t)p | 1, (uintptr_t)p + k)? Then it is one
+// whatever its C type: a uintptr_t field has the tag of unsigned long.
+static bool fromPointer(Value *V, unsigned Depth = 0) {
+  if (isa<PtrToIntInst>(V))
+    return true;
+  if (auto *BO = dyn_cast<BinaryOperator>(V); BO && Depth < 4)
+    switch (BO->getOpcode()) {
+    case Instruction::Or:
+    case Instruction::And:
+    case Instruction::Add:
+    case Instruction::Sub:
+      return fromPointer(BO->getOperand(0), Depth + 1) ||
+             (BO->getOpcode() != Instruction::Sub && fromPointer(BO->getOperand(1), Depth + 1));
+    default:
+      break;
+    }
+  return false;
+}
+
 // Should an untyped 8-byte (or wider) store be scanned for addresses?
-// Type information first; without it, optimized code may have merged a
-// pointer copy into it, -O0 code has not.
+// A pointer's bits are, always; then type information; without it,
+// optimized code may have merged a pointer copy into it, -O0 code has not.
 static bool mayStorePointerBits(StoreInst *SI) {
+  if (fromPointer(SI->getValueOperand()))
+    return true;
   if (auto T = tbaaSaysPointer(SI->getMetadata(LLVMContext::MD_tbaa)))
     return *T;
   // clang lowers __atomic_store_n on pointers to an untyped i64 store even
@@ -174,6 +196,24 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
     // cheap filter in front of it).
     if (!mayStorePointerBits(SI)) {
       ++NumWideNotAddress;
+      return;
+    }
+    if (auto *PI = dyn_cast<PtrToIntInst>(Val); PI && SI->isAtomic()) {
+      // __atomic_store_n of a pointer (clang stores its bits as i64): the
+      // checked conversion, so a pointer to the stack or another pool stops
+      // as a typed pointer store does
+      ++NumWideScans;
+      IRBuilder<> B(SI);
+      BasicBlock *Head = SI->getParent();
+      Instruction *T = SplitBlockAndInsertIfThen(InPM, SI, false, Unlikely);
+      IRBuilder<> TB(T);
+      auto [File, Line] = sourceLocation(SI);
+      Value *Rel = TB.CreateCall(Va2Ra, {flat(TB, Addr), flat(TB, PI->getOperand(0)), File, Line});
+      IRBuilder<> PB(SI);
+      PHINode *Phi = PB.CreatePHI(Int64Ty, 2);
+      Phi->addIncoming(Val, Head);
+      Phi->addIncoming(Rel, T->getParent());
+      SI->setOperand(0, Phi);
       return;
     }
     ++NumWideScans;
@@ -334,7 +374,19 @@ void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
     Any = true;
     Value *InPM = regionCondition(CB, Dst, W);
     IRBuilder<> B(thenBlockFor(InPM, CB));
-    emitLog(B, Dst, cairn::emitWriteSetSize(B, CB, R.Size), CB);
+    Value *Len = cairn::emitWriteSetSize(B, CB, R.Size);
+    emitLog(B, Dst, Len, CB);
+    // a byte copy made by a libc call (-fno-builtin, -ffreestanding, the
+    // fortified __memcpy_chk) carries pointers as the intrinsic does: scan
+    // what it wrote, as for llvm.memcpy (the length is known before it)
+    StringRef N = CB->getCalledFunction() ? CB->getCalledFunction()->getName() : "";
+    if (ClScanWideStores && R.Param == 0 && isa<CallInst>(CB) && !CB->isTerminator() &&
+        (N == "memcpy" || N == "memmove" || N == "mempcpy" || N == "__memcpy_chk" ||
+         N == "__memmove_chk" || N == "__mempcpy_chk")) {
+      IRBuilder<> LB(CB);
+      Value *ScanLen = cairn::emitWriteSetSize(LB, CB, R.Size);
+      emitGuardedScan(CB, Dst, ScanLen, InPM, CB);
+    }
   }
   if (Any)
     ++NumWriteSetCalls;

@@ -66,6 +66,9 @@ int main(int argc, char **argv)
         printf("%d\n", *past);                        /* faults */
         return 0;
     }
+    case 12: /* NV-to-V through __atomic_store_n (clang stores the pointer's bits) */
+        CAIRN_TX(a) { __atomic_store_n(&o->p, (struct obj *)&on_stack, __ATOMIC_RELEASE); } /* LINE_ATOMIC */
+        break;
     case 4: /* the legal cases do not complain */
         CAIRN_TX(a) { set_ptr(o, o); set_val(o, 3); set_ptr(o, NULL); }
         break;
