@@ -198,37 +198,30 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
       ++NumWideNotAddress;
       return;
     }
-    if (auto *PI = dyn_cast<PtrToIntInst>(Val); PI && SI->isAtomic()) {
-      // __atomic_store_n of a pointer (clang stores its bits as i64): the
-      // checked conversion, so a pointer to the stack or another pool stops
-      // as a typed pointer store does
+    // the word as stored: Convert's result when Cond holds, else as it was
+    auto convertIf = [&](Value *Cond, FunctionCallee Convert, Value *Target) {
       ++NumWideScans;
-      IRBuilder<> B(SI);
       BasicBlock *Head = SI->getParent();
-      Instruction *T = SplitBlockAndInsertIfThen(InPM, SI, false, Unlikely);
+      Instruction *T = SplitBlockAndInsertIfThen(Cond, SI, false, Unlikely);
       IRBuilder<> TB(T);
       auto [File, Line] = sourceLocation(SI);
-      Value *Rel = TB.CreateCall(Va2Ra, {flat(TB, Addr), flat(TB, PI->getOperand(0)), File, Line});
+      Value *Rel = TB.CreateCall(Convert, {flat(TB, Addr), Target, File, Line});
       IRBuilder<> PB(SI);
       PHINode *Phi = PB.CreatePHI(Int64Ty, 2);
       Phi->addIncoming(Val, Head);
       Phi->addIncoming(Rel, T->getParent());
       SI->setOperand(0, Phi);
+    };
+    if (auto *PI = dyn_cast<PtrToIntInst>(Val); PI && SI->isAtomic()) {
+      // __atomic_store_n of a pointer (clang stores its bits as i64): the
+      // checked conversion, so a pointer to the stack or another pool stops
+      // as a typed pointer store does
+      IRBuilder<> B(SI);
+      convertIf(InPM, Va2Ra, flat(B, PI->getOperand(0)));
       return;
     }
-    ++NumWideScans;
     IRBuilder<> B(SI);
-    Value *Cond = B.CreateAnd(InPM, emitInRegion(B, Val));
-    BasicBlock *Head = SI->getParent();
-    Instruction *T = SplitBlockAndInsertIfThen(Cond, SI, false, Unlikely);
-    IRBuilder<> TB(T);
-    auto [File, Line] = sourceLocation(SI);
-    Value *Rel = TB.CreateCall(PMWord, {flat(TB, Addr), Val, File, Line});
-    IRBuilder<> PB(SI);
-    PHINode *Phi = PB.CreatePHI(Int64Ty, 2);
-    Phi->addIncoming(Val, Head);
-    Phi->addIncoming(Rel, T->getParent());
-    SI->setOperand(0, Phi);
+    convertIf(B.CreateAnd(InPM, emitInRegion(B, Val)), PMWord, Val);
     return;
   }
   if (Ty->isVectorTy() || Ty->isAggregateType()) {
