@@ -157,6 +157,7 @@ llvm::TrackingStatistic NumLoopChainsPlain = {DEBUG_TYPE, "NumLoopChainsPlain", 
 llvm::TrackingStatistic NumPhisSplit = {DEBUG_TYPE, "NumPhisSplit", "pointer phis of translated values kept as (value, offset)"};
 llvm::TrackingStatistic NumIndexReassociated = {DEBUG_TYPE, "NumIndexReassociated", "variable offsets added to a translation's offset, not its address"};
 llvm::TrackingStatistic NumPtrStores = {DEBUG_TYPE, "NumPtrStores", "pointer stores converted to relative form"};
+llvm::TrackingStatistic NumVecPtrLoads = {DEBUG_TYPE, "NumVecPtrLoads", "vector-of-pointer loads translated lane by lane"};
 llvm::TrackingStatistic NumVecPtrStores = {DEBUG_TYPE, "NumVecPtrStores", "vector-of-pointer stores converted lane by lane"};
 llvm::TrackingStatistic NumNullStores = {DEBUG_TYPE, "NumNullStores", "NULL pointer stores needing no conversion"};
 llvm::TrackingStatistic NumPtrLoads = {DEBUG_TYPE, "NumPtrLoads", "pointer loads converted back"};
@@ -187,7 +188,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
-    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged};
+    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged, &NumVecPtrLoads};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -239,6 +240,7 @@ void CairnInstrumenter::initialize() {
                                   "cairn_cc__counts");
   }
   Ra2VaMiss = M.getOrInsertFunction("cairn_cc__ra2va_miss", PtrTy, Int64Ty);
+  Ra2VaWords = M.getOrInsertFunction("cairn_cc__ra2va_words", Type::getVoidTy(Ctx), PtrTy, Int64Ty);
   // The miss sits on the cold side of every translated load; on x86-64 it
   // keeps the caller's registers (preserve_most: all but r11 and the
   // result; compiler/rt's entry saves the rest around the C code), so the
@@ -501,6 +503,9 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
     findLoopCarriedReads(F, PointerReads);
   for (Instruction *I : PointerReads)
     instrumentPointerRead(I);
+  for (LoadInst *LI : VecPointerReads)
+    instrumentVectorPointerRead(LI);
+  VecPointerReads.clear();
   for (auto [Phi, VA] : ConvertedPhis)
     threadNullTest(Phi, VA);
   ConvertedPhis.clear();

@@ -97,6 +97,7 @@ extern llvm::TrackingStatistic NumIndexReassociated;
 extern llvm::TrackingStatistic NumMissPreserve;
 extern llvm::TrackingStatistic NumPtrStores;
 extern llvm::TrackingStatistic NumVecPtrStores;
+extern llvm::TrackingStatistic NumVecPtrLoads;
 extern llvm::TrackingStatistic NumNullStores;
 extern llvm::TrackingStatistic NumPtrLoads;
 extern llvm::TrackingStatistic NumPtrLoadsNullOnly;
@@ -225,6 +226,10 @@ private:
   void storeRelativeInPM(StoreInst *SI, Value *InPM,
                          function_ref<Value *(Instruction *At)> Make);
   void instrumentPointerRead(Instruction *I);
+  // loads of <N x ptr> (the vectorizers' loads of pointer arrays)
+  SmallVector<LoadInst *, 4> VecPointerReads;
+  void instrumentVectorPointerRead(LoadInst *LI);
+  FunctionCallee Ra2VaWords;
   void threadNullTest(PHINode *Phi, Value *VA);
   // cairn-merge-sign-null-tests: a translated load's sign test, to merge
   // with the NULL test that follows it (Pointers.cpp)

@@ -411,6 +411,9 @@ void CairnInstrumenter::chooseInstructionsToInstrument(
     } else if (auto *LI = dyn_cast<LoadInst>(&I)) {
       if (LI->getType()->isPointerTy())
         PointerReads.push_back(LI);
+      else if (LI->getType()->isVectorTy() &&
+               LI->getType()->getScalarType()->isPointerTy())
+        VecPointerReads.push_back(LI);
     } else if (isa<IntToPtrInst>(I)) {
       PointerReads.push_back(&I);
     }

@@ -459,6 +459,40 @@ void CairnInstrumenter::splitTranslatedPhis(Function &F) {
   }
 }
 
+// load <N x ptr>: the vectorizers load a pointer array this way (a loop
+// comparing, subtracting or following a PM array's pointers). One vector
+// test of the sign bits; only when a lane is relative, the vector goes
+// through memory to compiler/rt, which translates its relative words.
+void CairnInstrumenter::instrumentVectorPointerRead(LoadInst *LI) {
+  auto *VT = cast<FixedVectorType>(LI->getType());
+  unsigned N = VT->getNumElements();
+  ++NumVecPtrLoads;
+  IRBuilder<> B(LI->getNextNode());
+  auto *IVT = FixedVectorType::get(Int64Ty, N);
+  Value *Bits = B.CreatePtrToInt(LI, IVT);
+  Value *Neg = B.CreateICmpSLT(Bits, Constant::getNullValue(IVT));
+  Value *Any = B.CreateOrReduce(Neg);
+  BasicBlock *Head = LI->getParent();
+  Instruction *T = SplitBlockAndInsertIfThen(Any, cast<Instruction>(Any)->getNextNode(), false,
+                                             Unlikely);
+  Function &F = *LI->getFunction();
+  AllocaInst *Tmp;
+  {
+    IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());
+    Tmp = AB.CreateAlloca(IVT, nullptr, "cairn.vecptrs");
+  }
+  IRBuilder<> TB(T);
+  TB.CreateStore(Bits, Tmp);
+  TB.CreateCall(Ra2VaWords, {Tmp, ConstantInt::get(Int64Ty, N)});
+  Value *Fixed = TB.CreateIntToPtr(TB.CreateLoad(IVT, Tmp), VT);
+  BasicBlock *Tail = T->getSuccessor(0);
+  IRBuilder<> PB(&Tail->front());
+  PHINode *Phi = PB.CreatePHI(VT, 2, "cairn.vecva");
+  Phi->addIncoming(LI, Head);
+  Phi->addIncoming(Fixed, T->getParent());
+  LI->replaceUsesWithIf(Phi, [&](Use &U) { return U.getUser() != Phi && U.getUser() != Bits; });
+}
+
 // load ptr / inttoptr: a value with bit 63 set is relative; turn it back.
 void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
   if (ClSkipNullCompareLoads && onlyComparedWithNull(I)) {

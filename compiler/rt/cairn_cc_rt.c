@@ -175,6 +175,15 @@ __asm__(".text\n"
         ".size cairn_cc__ra2va_miss, .-cairn_cc__ra2va_miss\n");
 #endif
 
+/* A vector of n pointers loaded from memory (the pass's translation of a
+ * <N x ptr> load), in memory: its relative words become virtual addresses. */
+void cairn_cc__ra2va_words(uint64_t *w, uint64_t n)
+{
+    for (uint64_t k = 0; k < n; k++)
+        if ((int64_t)w[k] < 0)
+            w[k] = (uint64_t)(uintptr_t)cairn__ra2va(w[k]);
+}
+
 /* ---- dynamic counts (cairn-cc --cairn-count) -----------------------------
  * Code built with -mllvm -cairn-count bumps these (plainly: the counts are
  * for single-threaded measurements); CAIRN_CC_COUNTS=FILE appends them as
