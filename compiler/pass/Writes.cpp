@@ -309,16 +309,22 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
       return;
     ++NumWideScans;
     IRBuilder<> B(I);
-    auto toPM = [&](unsigned OpNo) {
-      auto *C = B.CreateCall(PMWord, {flat(B, Addr), I->getOperand(OpNo), File, Line});
+    // the value stored: when it is a pointer's bits, the checked conversion
+    // (a pointer to the stack or another pool stops, as in a typed store)
+    auto toPM = [&](unsigned OpNo, bool Stored) {
+      Value *V = I->getOperand(OpNo);
+      auto *PI = dyn_cast<PtrToIntInst>(V);
+      auto *C = Stored && PI
+                    ? B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, PI->getOperand(0)), File, Line})
+                    : B.CreateCall(PMWord, {flat(B, Addr), V, File, Line});
       C->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
       I->setOperand(OpNo, C);
     };
     if (RMW) {
-      toPM(1);
+      toPM(1, true);
     } else {
-      toPM(1);
-      toPM(2);
+      toPM(1, false);
+      toPM(2, true);
     }
     return;
   }

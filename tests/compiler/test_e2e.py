@@ -562,3 +562,10 @@ def test_atomic_store_of_a_stack_pointer_stops(exe, pool_path, opt):
 def test_vector_loads_of_pointers_are_translated(exe, pool_path, opt):
     r = run([exe("vec_ptr_loads", opt), pool_path])
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2"])
+def test_cmpxchg_of_a_stack_pointer_stops(exe, pool_path, opt):
+    r = run([exe("safety", opt), 13, pool_path])
+    assert r.returncode != 0 and "pointer to volatile memory" in r.stderr, r.stderr
+    assert f"safety.c:{_line('LINE_CAS')}" in r.stderr, r.stderr

@@ -16,19 +16,21 @@ int cas_val(struct node *n, long e, long v) {
     return __atomic_compare_exchange_n(&n->val, &e, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-// clang lowers this to an i64 cmpxchg of ptrtoint values: both operands
-// go through cairn_cc__pm_word (relative form when the slot is PM).
+// clang lowers this to an i64 cmpxchg of ptrtoint values: the expected one
+// goes through cairn_cc__pm_word (relative form when the slot is PM), the
+// new one, a pointer's bits, through the checked conversion (a pointer to
+// the stack stops, as in a typed store).
 // O2-LABEL: define {{.*}}@cas_ptr(
 // O2: call void @cairn__log_store(ptr %0, i64 8,
 // O2: [[E:%.*]] = call i64 @cairn_cc__pm_word(ptr %0, i64
-// O2: [[N:%.*]] = call i64 @cairn_cc__pm_word(ptr %0, i64
+// O2: [[N:%.*]] = call i64 @cairn__va2ra_checked(ptr %0, ptr %2,
 // O2: cmpxchg ptr %0, i64 [[E]], i64 [[N]]
 int cas_ptr(struct node *n, struct node *e, struct node *v) {
     return __atomic_compare_exchange_n(&n->next, &e, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 // O2-LABEL: define {{.*}}@swap_ptr(
-// O2: [[N:%.*]] = call i64 @cairn_cc__pm_word(ptr %0, i64
+// O2: [[N:%.*]] = call i64 @cairn__va2ra_checked(ptr %0, ptr %1,
 // O2: atomicrmw xchg ptr %0, i64 [[N]]
 struct node *swap_ptr(struct node *n, struct node *v) {
     return __atomic_exchange_n(&n->next, v, __ATOMIC_SEQ_CST);

@@ -69,6 +69,11 @@ int main(int argc, char **argv)
     case 12: /* NV-to-V through __atomic_store_n (clang stores the pointer's bits) */
         CAIRN_TX(a) { __atomic_store_n(&o->p, (struct obj *)&on_stack, __ATOMIC_RELEASE); } /* LINE_ATOMIC */
         break;
+    case 13: { /* NV-to-V through __atomic_compare_exchange_n */
+        struct obj *expected = NULL;
+        CAIRN_TX(a) { __atomic_compare_exchange_n(&o->p, &expected, (struct obj *)&on_stack, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); } /* LINE_CAS */
+        break;
+    }
     case 4: /* the legal cases do not complain */
         CAIRN_TX(a) { set_ptr(o, o); set_val(o, 3); set_ptr(o, NULL); }
         break;
