@@ -45,6 +45,10 @@ public:
       if (!eat('[')) return fail(Why, "expected '[' after the written parameter");
       if (!expr(Params, R.Size, Why)) return false;
       if (!eat(']')) return fail(Why, "expected ']' after the size");
+      R.Pointer = eatWord("pointer");
+      if (R.Pointer && !(R.Size.size() == 1 && R.Size[0].size() == 1 &&
+                         R.Size[0][0].K == WSFactor::Literal && R.Size[0][0].Value == 8))
+        return fail(Why, "'pointer' needs a region of 8 bytes ([8])");
       F.Writes.push_back(R);
     } while (eat(','));
     skip();

@@ -10,6 +10,11 @@
 //   fread(buf, size, n, f)    writes buf[size * n]
 //   sprintf(dst, fmt, ...)    writes dst[formatted(fmt) + 1]
 //   setCacheLine(p, v)        writes p[64]
+//   strtol(s, end, base)      writes end[8] pointer
+//
+// "pointer" after a region of 8 bytes says the word the call writes there
+// is a pointer: written into PM, it is converted after the call (and
+// checked, as a typed pointer store is).
 //
 // A size is a sum of products of: integer literals, parameters, strlen(param)
 // and formatted(param) (the length snprintf(NULL, 0, param, ...) reports, for
@@ -39,8 +44,9 @@ using WSTerm = std::vector<WSFactor>;  // product
 using WSExpr = std::vector<WSTerm>;    // sum of products
 
 struct WSRegion {
-  unsigned Param; // index of the pointer parameter written through
-  WSExpr Size;    // bytes written from it
+  unsigned Param;       // index of the pointer parameter written through
+  WSExpr Size;          // bytes written from it
+  bool Pointer = false; // "p[8] pointer": the word written is a pointer
 };
 
 struct WSFunction {

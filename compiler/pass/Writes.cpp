@@ -379,6 +379,17 @@ void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
     // fortified __memcpy_chk) carries pointers as the intrinsic does: scan
     // what it wrote, as for llvm.memcpy (the length is known before it)
     StringRef N = CB->getCalledFunction() ? CB->getCalledFunction()->getName() : "";
+    if (R.Pointer && isa<CallInst>(CB) && !CB->isTerminator()) {
+      // the call stored a pointer there (strtol's end, strtok_r's save):
+      // in PM it goes relative, checked like a typed pointer store
+      IRBuilder<> AB(thenBlockFor(InPM, CB->getNextNode()));
+      auto [File, Line] = sourceLocation(CB);
+      Value *Slot = flat(AB, Dst);
+      Value *Word = AB.CreateLoad(PtrTy, Slot);
+      Value *Rel = AB.CreateCall(Va2Ra, {Slot, Word, File, Line});
+      AB.CreateStore(Rel, Slot)->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+      ++NumPtrStores;
+    }
     if (ClScanWideStores && R.Param == 0 && isa<CallInst>(CB) && !CB->isTerminator() &&
         (N == "memcpy" || N == "memmove" || N == "mempcpy" || N == "__memcpy_chk" ||
          N == "__memmove_chk" || N == "__mempcpy_chk")) {

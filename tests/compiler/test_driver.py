@@ -37,6 +37,7 @@ def test_unknown_optimization_is_refused(cairn_cc):
     ("--cairn-wset=", "--cairn-wset= names no file"),
     ("--cairn-wset=/nonexistent/x.wset", "cannot read write-set file /nonexistent/x.wset"),
     ("--cairn-wset={bad}", "bad.wset:2: expected '(' after the function name"),
+    ("--cairn-wset={bad2}", "bad2.wset:1: 'pointer' needs a region of 8 bytes ([8])"),
 ])
 def test_bad_option_values_get_one_line(cairn_cc, tmp_path, arg, message):
     """A bad write-set file or an empty option value: one line naming the
@@ -44,10 +45,12 @@ def test_bad_option_values_get_one_line(cairn_cc, tmp_path, arg, message):
     a compiler crash with a stack dump), and no object file."""
     bad = tmp_path / "bad.wset"
     bad.write_text("# comment\nstrcpy dst\n")
+    (tmp_path / "bad2.wset").write_text("f(p, n) writes p[n] pointer\n")
     src = tmp_path / "x.c"
     src.write_text("int x;\n")
     out = tmp_path / "x.o"
-    r = subprocess.run([str(cairn_cc), arg.format(bad=bad), "-c", src, "-o", out],
+    r = subprocess.run([str(cairn_cc), arg.format(bad=bad, bad2=tmp_path / "bad2.wset"),
+                        "-c", src, "-o", out],
                        capture_output=True, text=True)
     assert r.returncode != 0
     assert message in r.stderr, r.stderr

@@ -569,3 +569,12 @@ def test_cmpxchg_of_a_stack_pointer_stops(exe, pool_path, opt):
     r = run([exe("safety", opt), 13, pool_path])
     assert r.returncode != 0 and "pointer to volatile memory" in r.stderr, r.stderr
     assert f"safety.c:{_line('LINE_CAS')}" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_pointers_written_by_libc_survive_a_reopen(exe, pool_path, opt):
+    prog = exe("libc_pointers", opt)
+    first = run([prog, pool_path])
+    assert first.returncode == 0 and "created ok" in first.stdout, first.stdout + first.stderr
+    again = run([prog, pool_path])
+    assert again.returncode == 0 and "reopened ok" in again.stdout, again.stdout + again.stderr
