@@ -628,17 +628,43 @@ public:
     v.TraverseDecl(ctx.getTranslationUnitDecl());
     v.finish();
     facts_.translationUnits++;
+    // a TU with errors (a header not found: the database lacks a -I) gives
+    // partial facts; counted and reported, never silently trusted
+    if (ctx.getDiagnostics().hasErrorOccurred()) facts_.failedUnits++;
   }
 
 private:
   ProgramFacts &facts_;
 };
 
+// Diagnostics are not printed (GCC-only flags, warnings: noise here), but
+// the first error is kept for the report.
+class FirstError : public DiagnosticConsumer {
+public:
+  explicit FirstError(std::string &out) : out_(out) {}
+  void HandleDiagnostic(DiagnosticsEngine::Level level, const Diagnostic &d) override {
+    // the base class is not called: it would count, and clang would print
+    // "N errors generated." (the TU is counted by its consumer instead)
+    if (level < DiagnosticsEngine::Error || !out_.empty()) return;
+    SmallString<160> msg;
+    d.FormatDiagnostic(msg);
+    std::string where;
+    if (d.hasSourceManager() && d.getLocation().isValid()) {
+      PresumedLoc p = d.getSourceManager().getPresumedLoc(d.getLocation());
+      if (p.isValid()) where = std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) + ": ";
+    }
+    out_ = where + std::string(msg);
+  }
+
+private:
+  std::string &out_;
+};
+
 class FactsAction : public ASTFrontendAction {
 public:
   explicit FactsAction(ProgramFacts &facts) : facts_(facts) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &ci, StringRef) override {
-    ci.getDiagnostics().setClient(new IgnoringDiagConsumer(), true);
+    ci.getDiagnostics().setClient(new FirstError(facts_.firstError), true);
     return std::make_unique<FactsConsumer>(facts_);
   }
 
@@ -698,6 +724,7 @@ void mergeFacts(ProgramFacts &into, ProgramFacts &&from) {
   into.allocs.insert(into.allocs.end(), from.allocs.begin(), from.allocs.end());
   into.translationUnits += from.translationUnits;
   into.failedUnits += from.failedUnits;
+  if (into.firstError.empty()) into.firstError = from.firstError;
 }
 
 } // namespace

@@ -133,6 +133,7 @@ struct ProgramFacts {
   std::vector<AllocSite> allocs;
   unsigned translationUnits = 0;
   unsigned failedUnits = 0;
+  std::string firstError;   // "file:line: message" of the first TU with errors
 };
 
 } // namespace cairn

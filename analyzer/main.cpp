@@ -116,6 +116,11 @@ int main(int argc, const char **argv) {
     cairn::printJson(result, ropts, outs());
   else
     cairn::printText(result, ropts, outs());
+  if (facts.failedUnits)
+    errs() << "cairn-analyze: warning: " << facts.failedUnits << " of " << facts.translationUnits
+           << " translation unit(s) had compile errors, so what they say may be missing from "
+              "this result; first: "
+           << facts.firstError << " (check the compilation database's -I and -D flags)\n";
   if (result.missingLoads.size() == aopts.loads.size()) {
     errs() << "cairn-analyze: no load function found; check the names given to --load\n";
     return 3;

@@ -193,3 +193,28 @@ def test_types_behind_void_pointers_are_not_iterators(tmp_path):
     r = {t["name"]: t for t in analyze(tmp_path, "callbacks")["types"]}
     assert r["struct session_note"]["reported"]
     assert not r["struct line_reader"]["reported"]
+
+
+def test_translation_units_with_errors_are_reported(tmp_path):
+    """A database without the -I a file needs: the TU's facts are partial.
+    It was silent (diagnostics ignored, 0 TUs with errors, exit 0); now the
+    summary counts it and one warning names the first error and the fix."""
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "st.h").write_text("struct rec { int a; int b; };\n")
+    (tmp_path / "m.c").write_text('#include "st.h"\n#include <stdlib.h>\nstruct rec *root;\n'
+                                  "void load(void) { root = malloc(sizeof *root); root->a = 1; }\n")
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(tmp_path), "file": "m.c", "arguments": ["cc", "-c", "m.c"]}]))
+    r = subprocess.run([str(TOOL), "--load", "load", "-p", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert "1 with errors" in r.stdout, r.stdout
+    warn = [ln for ln in r.stderr.splitlines() if "had compile errors" in ln]
+    assert len(warn) == 1 and "'st.h' file not found" in warn[0] and "-I" in warn[0], r.stderr
+    assert "error generated" not in r.stderr
+    # with the -I the same file is clean and its type is found
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(tmp_path), "file": "m.c", "arguments": ["cc", "-Iinclude", "-c", "m.c"]}]))
+    r = subprocess.run([str(TOOL), "--load", "load", "-p", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert "with errors" not in r.stdout and "had compile errors" not in r.stderr
+    assert "struct rec" in r.stdout
