@@ -583,10 +583,8 @@ void cairn_free(void *ptr)
                 "child cannot free in it; ignored\n", ptr, pool->path);
         return;
     }
-    pthread_mutex_lock(&pool->state_lock);
-    bool is_root = pool->state.root_off && cairn__off(pool, ptr) == pool->state.root_off;
-    pthread_mutex_unlock(&pool->state_lock);
-    if (is_root) {
+    uint64_t root_off = __atomic_load_n(&pool->root_off_pub, __ATOMIC_ACQUIRE);
+    if (root_off && cairn__off(pool, ptr) == root_off) {
         /* freed, the root's memory would be handed out again while
          * cairn_root kept returning it */
         fprintf(stderr, "cairn: cairn_free(%p): that is the root of %s, which lives as long "

@@ -144,6 +144,7 @@ struct cairn_pool {
     bool      recovered;              /* open found a dirty pool */
     bool      inherited;              /* we are a fork child: read-only view */
     uint32_t  closed;                 /* CAIRN_CLOSED_MAGIC once cairn_pool_close ran */
+    uint64_t  root_off_pub;           /* state.root_off for lock-free readers (cairn_free) */
     bool      no_persist;             /* a private copy being checked: never flush */
     bool      copy_on_fork;           /* a persistent heap: fork children get a copy */
     char     *fork_snap;              /* that copy, made just before fork (pool.c) */

@@ -573,6 +573,7 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout)
     pool->hdr = (void *)pool->base;
     pool->size = st.size;
     pool->state = st;
+    __atomic_store_n(&pool->root_off_pub, st.root_off, __ATOMIC_RELEASE);
     if (cairn__heap_init(pool)) goto fail;
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
     const char *gc = getenv("CAIRN_GC");
@@ -918,6 +919,7 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
         cairn__zero_flush(pool, root, usable, false);
         cairn__ofence_pool(pool);                  /* zeroes before the root record */
         pool->state.root_off = cairn__off(pool, root);
+        __atomic_store_n(&pool->root_off_pub, pool->state.root_off, __ATOMIC_RELEASE);
         pool->state.root_size = size;
         pool->state.root_type = type_id;
         cairn__state_write(pool);

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from cairn import paths
+from cairn.argtypes import positive_int
 
 try:
     from tqdm import tqdm
@@ -66,7 +67,7 @@ def register(subparsers):
     r.add_argument("--quick", action="store_true",
                    help="tiny sizes and times: proves the benchmark runs, measures little")
     r.add_argument("--json", metavar="FILE", help="write every measurement as JSON")
-    r.add_argument("--rounds", type=_positive_int, help="alternating rounds per impl (median taken)")
+    r.add_argument("--rounds", type=positive_int, help="alternating rounds per impl (median taken)")
     r.add_argument("--seconds", type=_positive_float, help="measured seconds per operation (> 0)")
     r.add_argument("--open-size", type=_size, help="pool size of the open test (default 4G)")
     r.add_argument("--parts", type=_parts, default=list(PARTS), metavar="PART[,PART...]",
@@ -104,16 +105,6 @@ def _parts(text):
         raise argparse.ArgumentTypeError(f"unknown part {', '.join(map(repr, bad)) or repr(text)} "
                                          f"(choose from {', '.join(PARTS)})")
     return parts
-
-
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
-    return v
 
 
 def _positive_float(text):

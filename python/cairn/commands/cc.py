@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from cairn import paths
+from cairn.argtypes import positive_int
 
 BENCH_DOC = """\
 The compiler benchmark (`cairn bench compiler`, also `cairn cc bench`):
@@ -60,33 +61,22 @@ def register(subparsers):
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
-def _positive(text):
-    """argparse type: an integer >= 1 (0 rounds or slices would measure nothing)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
-    return v
-
-
 def add_bench_parser(sub, name):
     """The compiler benchmark's parser; also `cairn bench compiler`."""
     b = sub.add_parser(name, help="clang vs cairn-cc (DRAM, PM) on legacy data structures",
                        description=BENCH_DOC, formatter_class=_Raw)
-    b.add_argument("--n", type=_positive, default=100000, help="keys per structure (list: n/8)")
-    b.add_argument("--ops", type=_positive, default=1000000,
+    b.add_argument("--n", type=positive_int, default=100000, help="keys per structure (list: n/8)")
+    b.add_argument("--ops", type=positive_int, default=1000000,
                    help="operations per build, structure, workload and round (list: ops/64)")
-    b.add_argument("--rounds", type=_positive, default=3,
+    b.add_argument("--rounds", type=positive_int, default=3,
                    help="rounds: fresh processes (and pool) for each")
-    b.add_argument("--slices", type=_positive, default=10,
+    b.add_argument("--slices", type=positive_int, default=10,
                    help="alternating slices per round (each ops/slices operations)")
     b.add_argument("--cpu", default=str(max(os.cpu_count() or 1, 1) - 1),
                    help="CPU the three builds share (taskset); 'none': do not pin")
     b.add_argument("--icount", action="store_true",
                    help="also count instructions per operation (single-stepping: slow)")
-    b.add_argument("--icount-ops", type=_positive, default=1000,
+    b.add_argument("--icount-ops", type=positive_int, default=1000,
                    help="operations counted per cell with --icount (list: /64)")
     b.add_argument("--only", metavar="STRUCTURE[:WORKLOAD]",
                    help="measure one structure (and workload) only")

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from cairn import crashloop, paths
+from cairn.argtypes import positive_int
 
 
 def run(args) -> int:
@@ -66,25 +67,13 @@ def _program(text):
     return text
 
 
-def _kills(text):
-    """At least 1: the demo proves recovery after kills, so 0 would prove nothing."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1 (each kill is one "
-                                         "crash and recovery checked)")
-    return v
-
-
 def register(sub):
     p = sub.add_parser("demo", help="kill a program at random instants and prove its pool recovers",
                        description="Runs the bundled demo: a legacy-style C program keeping a hash "
                                    "table in a cairn pool is killed with SIGKILL at random instants, "
                                    "and after each kill the pool is reopened (recovering it), checked "
                                    "in full, and compared with a replay of the committed operations.")
-    p.add_argument("--kills", type=_kills, default=40,
+    p.add_argument("--kills", type=positive_int, default=40,
                    help="how many times to kill the writer, at least 1 (default 40)")
     p.add_argument("--pool", default="/dev/shm/cairn-demo.pool", help="pool file (default /dev/shm/cairn-demo.pool)")
     p.add_argument("--program", type=_program, default="kvstore_cc",
