@@ -72,8 +72,12 @@ def test_interrupt_is_one_line_and_status_130(tmp_path):
     os.mkfifo(fifo)
     env = dict(os.environ, CAIRN_BUILD=str(BUILD),
                PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # SIGINT back to its default in the child: a suite started in the background
+    # (`cmd &` in a script) inherits SIGINT ignored, and Python then installs no
+    # handler, so the signal would be dropped and the test would hang
     proc = subprocess.Popen([sys.executable, "-m", "cairn.cli", "trace", "stats", str(fifo)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     writer = None
     deadline = time.monotonic() + 30
     while writer is None and time.monotonic() < deadline:    # until it has the FIFO open
