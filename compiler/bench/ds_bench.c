@@ -1,8 +1,10 @@
 /*
  * ds_bench.c -- legacy data structures under cairn-cc (issue 3 benchmark).
  *
- * One source, three builds compared side by side by `cairn cc bench`:
+ * One source, four builds compared side by side by `cairn cc bench`:
  *   clang -O2 -DNO_CAIRN      the unmodified volatile program
+ *   clang -O2 (+ libcairn)    this very source, PM-mode code included, run
+ *                             on DRAM data: the cairn-cc DRAM build's twin
  *   cairn-cc -O2, data=dram   instrumented code, nodes from malloc
  *   cairn-cc -O2, data=pm     instrumented code, nodes in a pool; updates
  *                             in transactions
@@ -17,7 +19,7 @@
  * run one slice: WARM untimed lookups (keys from a second generator, so
  * every build runs the same ones), then OPS timed operations of WORKLOAD
  * continuing where the last slice stopped; print its JSON object. `cairn cc
- * bench` keeps the three builds alive this way and alternates slices
+ * bench` keeps the builds alive this way and alternates slices
  * between them on one CPU, so that paired slices ran moments apart on this
  * shared machine (whose speed drifts by 2-4x over seconds).
  * CAIRN_BENCH_STEPMARK=1: raise(SIGSTOP) before and after each timed loop,

@@ -36,7 +36,11 @@ def test_cc_bench_quick_runs_and_writes_json(runtime, tmp_path):
     assert "| uthash | read |" in r.stdout and "relative_loads" in r.stdout
     data = json.loads(out.read_text())
     variants = {row["variant"] for row in data["ns_per_op"]}
-    assert variants == {"clang", "cc-dram", "cc-pm"}
+    assert variants == {"clang", "clang-same", "cc-dram", "cc-pm"}
+    # cairn-cc's DRAM build is also paired with clang's build of the same source
+    dram = [row for row in data["ns_per_op"] if row["variant"] == "cc-dram"]
+    assert dram and all(row["paired_ratio_vs_same_median"] > 0 for row in dram)
+    assert "vs same source" in r.stdout
     pm_list = next(c for c in data["per_op_counts"]
                    if c["data"] == "pm" and c["structure"] == "list" and c["workload"] == "read")
     assert pm_list["relative_loads"] > 10     # every node visited converts a pointer

@@ -20,10 +20,16 @@ from cairn.argtypes import positive_int
 BENCH_DOC = """\
 The compiler benchmark (`cairn bench compiler`, also `cairn cc bench`):
 legacy data structures (linked list, uthash, RB tree, splay tree; read-only
-and mixed) built three ways and run side by side:
-  clang     clang -O2, the unmodified volatile program
-  cc-dram   cairn-cc -O2, nodes from malloc
-  cc-pm     cairn-cc -O2, nodes in a pool on /dev/shm
+and mixed) built four ways and run side by side:
+  clang       clang -O2, the unmodified volatile program (-DNO_CAIRN: without
+              the program's pool and transaction code)
+  clang-same  clang -O2 of the very source cairn-cc compiles (its PM-mode
+              branches and transaction wrappers included, linked with
+              libcairn), run on DRAM data: the same program as cc-dram, only
+              the compiler differs
+  cc-dram     cairn-cc -O2, nodes from malloc
+  cc-pm       cairn-cc -O2, nodes in a pool on /dev/shm
+Ratios are against clang; cc-dram also against clang-same.
 plus dynamic checks and conversions per operation (seed 002's Table V, from
 a --cairn-count build), what each log and region-test optimization removed
 per operation on PM data (a count build per -fno-cairn-OPT), the pass's
@@ -31,7 +37,7 @@ static counters (--cairn-stats) and, with --icount, instructions per
 operation.
 
 How it measures: for each structure and workload, each round starts the
-three builds as three live processes pinned to one CPU (--cpu), each builds
+four builds as four live processes pinned to one CPU (--cpu), each builds
 the same structure from the same keys, and then they take turns running
 slices of --ops/--slices operations (the order rotates every slice); a
 slice first runs a quarter as many untimed lookups (warm-up, the same keys
@@ -44,7 +50,7 @@ The native programs are compiler/bench/ds_bench.c and compiler/bench/icount.c.
 """
 
 CLANG = "/usr/lib/llvm-19/bin/clang"
-VARIANTS = ("clang", "cc-dram", "cc-pm")
+VARIANTS = ("clang", "clang-same", "cc-dram", "cc-pm")
 STRUCTURES = ("list", "uthash", "rbtree", "splay")
 WORKLOADS = ("read", "mixed")
 COUNTS = ("region_tests", "log_calls", "pointer_load_checks", "relative_loads",
@@ -73,7 +79,7 @@ def add_bench_parser(sub, name):
     b.add_argument("--slices", type=positive_int, default=10,
                    help="alternating slices per round (each ops/slices operations)")
     b.add_argument("--cpu", default=str(max(os.cpu_count() or 1, 1) - 1),
-                   help="CPU the three builds share (taskset); 'none': do not pin")
+                   help="CPU the builds share (taskset); 'none': do not pin")
     b.add_argument("--icount", action="store_true",
                    help="also count instructions per operation (single-stepping: slow)")
     b.add_argument("--icount-ops", type=positive_int, default=1000,
@@ -101,6 +107,13 @@ def _cairn_cc():
 
 def run_config(args):
     return subprocess.call([str(_cairn_cc()), "--cairn-config"])
+
+
+def _cc_config(cc):
+    """cairn-cc's own paths (--cairn-config): include, libcairn, ..."""
+    r = _build([cc, "--cairn-config"])
+    return {k.strip(): v.strip() for k, v in
+            (line.split(":", 1) for line in r.stdout.splitlines() if ":" in line)}
 
 
 def _build(cmd):
@@ -174,15 +187,19 @@ def run_bench(args):
     cells = _cells(args)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        bins = {"clang": tmp / "clang", "cc": tmp / "cc", "count": tmp / "count",
-                "icount": tmp / "icount"}
+        bins = {"clang": tmp / "clang", "clang-same": tmp / "clang-same", "cc": tmp / "cc",
+                "count": tmp / "count", "icount": tmp / "icount"}
         _build([CLANG, "-O2", "-DNO_CAIRN", src, "-o", bins["clang"]])
+        conf = _cc_config(cc)
+        _build([CLANG, "-O2", "-I", conf["include"], src, conf["libcairn"],
+                "-Wl,-rpath," + str(Path(conf["libcairn"]).resolve().parent),
+                "-o", bins["clang-same"]])
         _build([cc, "-O2", src, "-o", bins["cc"]])
         _build([cc, "-O2", "--cairn-count", src, "-o", bins["count"]])
         stats = _static_stats(cc, src, tmp)
         pool = Path(args.dir) / f"cairn-cc-bench-{os.getpid()}.pool"
-        runs = {"clang": (bins["clang"], "dram"), "cc-dram": (bins["cc"], "dram"),
-                "cc-pm": (bins["cc"], "pm")}
+        runs = {"clang": (bins["clang"], "dram"), "clang-same": (bins["clang-same"], "dram"),
+                "cc-dram": (bins["cc"], "dram"), "cc-pm": (bins["cc"], "pm")}
         times = {}
         icounts = []
         try:
@@ -191,7 +208,8 @@ def run_bench(args):
                     procs = {v: _serve(*runs[v], pool, args, s, w) for v in VARIANTS}
                     try:
                         for k in range(args.slices):
-                            order = VARIANTS[k % 3:] + VARIANTS[:k % 3]
+                            r = k % len(VARIANTS)
+                            order = VARIANTS[r:] + VARIANTS[:r]
                             for v in order:
                                 times.setdefault((s, w, v), []).append(_slice(procs[v]))
                     finally:
@@ -214,20 +232,31 @@ def run_bench(args):
         if v != "clang":
             base = times[(s, w, "clang")]
             ratios[(s, w, v)] = [x / b for x, b in zip(xs, base) if b > 0]
+        if v == "cc-dram":
+            base = times[(s, w, "clang-same")]
+            ratios[(s, w, "cc-dram/same")] = [x / b for x, b in zip(xs, base) if b > 0]
     _print_tables(med, ratios, counts, stats, icounts, args, ablations)
     if args.json:
         Path(args.json).write_text(json.dumps({
             "command": "cairn cc bench " + " ".join(
                 f"--{k.replace('_', '-')}={getattr(args, k)}"
                 for k in ("n", "ops", "rounds", "slices", "cpu")),
-            "method": "paired slices: the three builds alive at once on one CPU, taking "
-                      "turns; ns/op = median of slices; ratio = median of per-slice ratios",
+            "method": "paired slices: the four builds alive at once on one CPU, taking "
+                      "turns; ns/op = median of slices; ratio = median of per-slice ratios "
+                      "(against clang; cc-dram also against clang-same)",
             "ns_per_op": [{"structure": s, "workload": w, "variant": v, "median": m,
                            "samples": times[(s, w, v)],
                            **({"paired_ratio_median": statistics.median(ratios[(s, w, v)]),
                                "paired_ratio_p25": _quantile(ratios[(s, w, v)], 0.25),
                                "paired_ratio_p75": _quantile(ratios[(s, w, v)], 0.75)}
-                              if v != "clang" else {})}
+                              if v != "clang" else {}),
+                           **({"paired_ratio_vs_same_median":
+                               statistics.median(ratios[(s, w, "cc-dram/same")]),
+                               "paired_ratio_vs_same_p25":
+                               _quantile(ratios[(s, w, "cc-dram/same")], 0.25),
+                               "paired_ratio_vs_same_p75":
+                               _quantile(ratios[(s, w, "cc-dram/same")], 0.75)}
+                              if v == "cc-dram" else {})}
                           for (s, w, v), m in med.items()],
             "per_op_counts": counts, "instructions_per_op": icounts,
             "removed_per_op_pm": ablations,
@@ -316,25 +345,26 @@ def _print_tables(med, ratios, counts, stats, icounts, args, ablations=()):
                 f"{_quantile(xs, 0.75):.2f})")
     print(f"\n### cairn-cc on legacy data structures (n={args.n}, ops={args.ops} x "
           f"{args.rounds} rounds, {args.slices} paired slices a round)\n")
-    print("| structure | workload | clang ns/op | cairn-cc DRAM | ratio (p25-p75) "
-          "| cairn-cc PM | ratio (p25-p75) |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| structure | workload | clang ns/op | clang same source | cairn-cc DRAM "
+          "| ratio (p25-p75) | vs same source | cairn-cc PM | ratio (p25-p75) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for s in STRUCTURES:
         for w in WORKLOADS:
-            c, d, p = (med.get((s, w, v)) for v in VARIANTS)
+            c, cs, d, p = (med.get((s, w, v)) for v in VARIANTS)
             if c is None:
                 continue
-            print(f"| {s} | {w} | {c:.1f} | {d:.1f} | {ratio((s, w, 'cc-dram'))} "
-                  f"| {p:.1f} | {ratio((s, w, 'cc-pm'))} |")
+            print(f"| {s} | {w} | {c:.1f} | {cs:.1f} | {d:.1f} | {ratio((s, w, 'cc-dram'))} "
+                  f"| {ratio((s, w, 'cc-dram/same'))} | {p:.1f} | {ratio((s, w, 'cc-pm'))} |")
     if icounts:
         print(f"\n### Instructions per operation (single-stepped, {args.icount_ops} "
               "operations, list /64)\n")
-        print("| structure | workload | clang | cairn-cc DRAM | ratio | cairn-cc PM | ratio |")
-        print("|---|---|---:|---:|---:|---:|---:|")
+        print("| structure | workload | clang | clang same source | cairn-cc DRAM | ratio "
+              "| vs same source | cairn-cc PM | ratio |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in icounts:
-            c, d, p = (r[v] for v in VARIANTS)
-            print(f"| {r['structure']} | {r['workload']} | {c:.1f} | {d:.1f} | {d / c:.2f}x "
-                  f"| {p:.1f} | {p / c:.2f}x |")
+            c, cs, d, p = (r[v] for v in VARIANTS)
+            print(f"| {r['structure']} | {r['workload']} | {c:.1f} | {cs:.1f} | {d:.1f} "
+                  f"| {d / c:.2f}x | {d / cs:.2f}x | {p:.1f} | {p / c:.2f}x |")
     print("\n### Dynamic checks and conversions per operation (cairn-cc --cairn-count)\n")
     print("| data | structure | workload | " + " | ".join(COUNTS) + " |")
     print("|---|---|---|" + "---:|" * len(COUNTS))
