@@ -4,6 +4,7 @@
 // RUN: -O2 -fno-builtin | NOBUILTIN
 #include <stdio.h>
 #include <string.h>
+#include <wchar.h>
 
 struct rec { char name[32]; struct rec *link; long n; };
 
@@ -66,3 +67,13 @@ void copy_mixed(struct mixed *d, const struct mixed *s) { *d = *s; }
 // O2-NOT: cairn_cc__pm_word
 // O2: ret void
 void set_count(long *p, long v) { *p = v; }
+
+// Wide strings: sizes in wide characters (wcslen), also glibc's checked
+// variants (_FORTIFY_SOURCE).
+// O2-LABEL: define {{.*}}@wide_cat(
+// O2: [[D:%.*]] = call i64 @wcslen(ptr %0)
+// O2: [[S:%.*]] = call i64 @wcslen(ptr %1)
+// O2: call void @cairn__log_store(ptr %0, i64
+// O2: call ptr @__wcscat_chk(
+wchar_t *__wcscat_chk(wchar_t *, const wchar_t *, size_t);
+void wide_cat(wchar_t *d, const wchar_t *s) { __wcscat_chk(d, s, 64); }
