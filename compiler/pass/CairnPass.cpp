@@ -179,6 +179,7 @@ llvm::TrackingStatistic NumWriteSetCalls = {DEBUG_TYPE, "NumWriteSetCalls", "cal
 llvm::TrackingStatistic NumLocalRegion = {DEBUG_TYPE, "NumLocalRegion", "functions keeping the PM region's bounds in registers"};
 llvm::TrackingStatistic NumSetjmps = {DEBUG_TYPE, "NumSetjmps", "setjmp calls watched for longjmps out of transactions"};
 llvm::TrackingStatistic NumMissPreserve = {DEBUG_TYPE, "NumMissPreserve", "translation misses called keeping the caller's registers"};
+llvm::TrackingStatistic NumLibcWrapped = {DEBUG_TYPE, "NumLibcWrapped", "libc calls sent to compiler/rt's logging wrappers (scanf family, strsep)"};
 
 static TrackingStatistic *const AllStats[] = {
     &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
@@ -188,7 +189,8 @@ static TrackingStatistic *const AllStats[] = {
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
-    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged, &NumVecPtrLoads};
+    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged, &NumVecPtrLoads,
+    &NumLibcWrapped};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -452,6 +454,7 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   DenseMap<Instruction *, MergedLog> MergedAt;
   DenseMap<Instruction *, Instruction *> Covered;
   std::map<Instruction *, MergedLog> Hoisted;
+  bool Routed = routeLibcCalls(F);
   if (ClHoistLoopLogs && LI && SE && DT)
     hoistLoopLogs(F, *LI, *SE, *DT, Hoisted);
   InvariantPtrStores.clear();
@@ -525,7 +528,7 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   }
   RegionFn = nullptr;
   bool Watched = watchSetjmps(F);
-  return !Writes.empty() || !PointerReads.empty() || Watched;
+  return !Writes.empty() || !PointerReads.empty() || Watched || Routed;
 }
 
 // A longjmp out of a transaction leaves it open (docs/compiler.md,

@@ -115,6 +115,7 @@ extern llvm::TrackingStatistic NumWideNotAddress;
 extern llvm::TrackingStatistic NumMemIntrinsics;
 extern llvm::TrackingStatistic NumAtomics;
 extern llvm::TrackingStatistic NumWriteSetCalls;
+extern llvm::TrackingStatistic NumLibcWrapped;
 
 // Pointers declared `cairn_pm` (NVL-C style; the driver defines it as this
 // address space) are PM by declaration, and clang refuses to mix them with
@@ -259,6 +260,8 @@ private:
   void instrumentMemIntrinsic(MemIntrinsic *MI);
   void instrumentAtomic(Instruction *I);
   void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
+  // the scanf family and strsep: calls go to compiler/rt's wrappers
+  bool routeLibcCalls(Function &F);
 };
 
 

@@ -403,3 +403,84 @@ void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
 }
 
 } // namespace cairn
+
+namespace cairn {
+
+// libc functions whose writes no write-set can size: the scanf family (its
+// %-targets are varargs sized by the format) and strsep (it cuts the string
+// *sp points to). Their calls go to compiler/rt/cairn_cc_libc.c, which logs
+// exactly what it lets libc write into a pool and converts the pointers it
+// stores there (%p, %ms, strsep's cursor). The wrapper takes (file, line,
+// flags) and then the call's own arguments; flags: bit 0 lenient pointer
+// stores (persistent-heap mode), bits 1-2 the scanf flavour of the symbol
+// called (plain, __isoc99_, __isoc23_), which the wrapper calls in turn.
+namespace {
+struct LibcWrapper {
+  const char *Name, *Wrapper;
+  unsigned Fixed;   // parameters before the %-targets (UINT_MAX: always route)
+  unsigned Flavour;
+};
+} // namespace
+static const LibcWrapper LibcWrappers[] = {
+    {"sscanf", "cairn_cc__sscanf", 2, 0},
+    {"__isoc99_sscanf", "cairn_cc__sscanf", 2, 1},
+    {"__isoc23_sscanf", "cairn_cc__sscanf", 2, 2},
+    {"fscanf", "cairn_cc__fscanf", 2, 0},
+    {"__isoc99_fscanf", "cairn_cc__fscanf", 2, 1},
+    {"__isoc23_fscanf", "cairn_cc__fscanf", 2, 2},
+    {"scanf", "cairn_cc__scanf", 1, 0},
+    {"__isoc99_scanf", "cairn_cc__scanf", 1, 1},
+    {"__isoc23_scanf", "cairn_cc__scanf", 1, 2},
+    {"vsscanf", "cairn_cc__vsscanf", UINT_MAX, 0},
+    {"__isoc99_vsscanf", "cairn_cc__vsscanf", UINT_MAX, 1},
+    {"__isoc23_vsscanf", "cairn_cc__vsscanf", UINT_MAX, 2},
+    {"vfscanf", "cairn_cc__vfscanf", UINT_MAX, 0},
+    {"__isoc99_vfscanf", "cairn_cc__vfscanf", UINT_MAX, 1},
+    {"__isoc23_vfscanf", "cairn_cc__vfscanf", UINT_MAX, 2},
+    {"vscanf", "cairn_cc__vscanf", UINT_MAX, 0},
+    {"__isoc99_vscanf", "cairn_cc__vscanf", UINT_MAX, 1},
+    {"__isoc23_vscanf", "cairn_cc__vscanf", UINT_MAX, 2},
+    {"strsep", "cairn_cc__strsep", UINT_MAX, 0},
+};
+
+bool CairnInstrumenter::routeLibcCalls(Function &F) {
+  SmallVector<std::pair<CallInst *, const LibcWrapper *>, 4> Calls;
+  for (Instruction &I : instructions(F)) {
+    auto *CI = dyn_cast<CallInst>(&I);
+    Function *Callee = CI ? CI->getCalledFunction() : nullptr;
+    if (!Callee || !Callee->isDeclaration() || I.hasMetadata(LLVMContext::MD_nosanitize))
+      continue;
+    for (const LibcWrapper &W : LibcWrappers) {
+      if (Callee->getName() != W.Name)
+        continue;
+      // a scanf whose targets are all on the stack or in globals needs nothing
+      bool Route = W.Fixed == UINT_MAX;
+      for (unsigned A = W.Fixed; !Route && A < CI->arg_size(); ++A)
+        Route = !CI->getArgOperand(A)->getType()->isPointerTy() ||
+                classify(CI->getArgOperand(A)) != Where::Volatile;
+      if (Route)
+        Calls.push_back({CI, &W});
+      break;
+    }
+  }
+  for (auto [CI, W] : Calls) {
+    FunctionType *OFT = CI->getFunctionType();
+    SmallVector<Type *, 8> Params = {PtrTy, Int32Ty, Int32Ty};
+    append_range(Params, OFT->params());
+    FunctionCallee Wrapper = M.getOrInsertFunction(
+        W->Wrapper, FunctionType::get(OFT->getReturnType(), Params, OFT->isVarArg()));
+    auto [File, Line] = sourceLocation(CI);
+    unsigned Flags = (ClPersistentHeap ? 1 : 0) | W->Flavour << 1;
+    SmallVector<Value *, 8> Args = {File, Line, ConstantInt::get(Int32Ty, Flags)};
+    append_range(Args, CI->args());
+    CallInst *New = CallInst::Create(Wrapper, Args, "", CI->getIterator());
+    New->setDebugLoc(CI->getDebugLoc());
+    New->takeName(CI);
+    CI->replaceAllUsesWith(New);
+    CI->eraseFromParent();
+    ++NumLibcWrapped;
+  }
+  return !Calls.empty();
+}
+
+} // namespace cairn

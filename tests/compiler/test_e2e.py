@@ -578,3 +578,21 @@ def test_pointers_written_by_libc_survive_a_reopen(exe, pool_path, opt):
     assert first.returncode == 0 and "created ok" in first.stdout, first.stdout + first.stderr
     again = run([prog, pool_path])
     assert again.returncode == 0 and "reopened ok" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("opt,flags", [("-O0", ()), ("-O2", ()), ("-O2", ("-D_FORTIFY_SOURCE=2",))])
+def test_libc_writes_without_write_set_sizes_are_undone(exe, pool_path, opt, flags):
+    """sscanf/fscanf/scanf/v*scanf %-targets, strsep's cut and wide-string
+    copies into PM, each aborted: the pool must be as before, and the results
+    as libc's into DRAM (the scanf and strsep writes went unlogged)."""
+    r = run([exe("libc_undo", opt, *flags), pool_path])
+    assert r.returncode == 0 and "15 cases, 0 wrong" in r.stdout, r.stdout + r.stderr
+
+
+def test_scanf_allocating_into_pm_stops(exe, pool_path):
+    # %ms stores a pointer to libc's malloc buffer (DRAM) into a PM slot
+    r = run([exe("libc_undo", "-O2"), pool_path, "m"])
+    assert r.returncode != 0 and "pointer to volatile memory" in r.stderr, r.stdout + r.stderr
+    line = next(no for no, t in enumerate(
+        (PROGRAMS / "libc_undo.c").read_text().splitlines(), 1) if "LINE_SCAN_M" in t)
+    assert f"libc_undo.c:{line}" in r.stderr, r.stderr
