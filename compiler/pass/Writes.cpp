@@ -99,6 +99,27 @@ static bool mayStorePointerBits(StoreInst *SI) {
          mayHoldAddress(SI->getValueOperand());
 }
 
+// The pointer whose bits this i64 is, for an atomic's stored value: a
+// ptrtoint, or an i64 loaded from a slot of pointer type. At -O0 clang
+// passes the value of __atomic_store(&slot, &v), __atomic_exchange,
+// __atomic_compare_exchange and of C11 atomics on _Atomic(T *) through a
+// temporary of the pointer's type, read back as an integer.
+static Value *pointerBitsOf(IRBuilder<> &B, Value *V) {
+  if (auto *PI = dyn_cast<PtrToIntInst>(V))
+    return PI->getOperand(0);
+  auto *LI = dyn_cast<LoadInst>(V);
+  if (!LI || !LI->getType()->isIntegerTy(64))
+    return nullptr;
+  Type *Slot = nullptr;
+  if (auto *AI = dyn_cast<AllocaInst>(LI->getPointerOperand()))
+    Slot = AI->getAllocatedType();
+  else if (auto *GEP = dyn_cast<GEPOperator>(LI->getPointerOperand()))
+    Slot = GEP->getResultElementType();
+  if (!Slot || !Slot->isPointerTy())
+    return nullptr;
+  return B.CreateIntToPtr(V, Slot);
+}
+
 static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
                                       Instruction *Before) {
   auto *NS = new StoreInst(V, SI->getPointerOperand(), SI->isVolatile(),
@@ -212,15 +233,14 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
       Phi->addIncoming(Rel, T->getParent());
       SI->setOperand(0, Phi);
     };
-    if (auto *PI = dyn_cast<PtrToIntInst>(Val); PI && SI->isAtomic()) {
+    IRBuilder<> B(SI);
+    if (Value *P = SI->isAtomic() ? pointerBitsOf(B, Val) : nullptr) {
       // __atomic_store_n of a pointer (clang stores its bits as i64): the
       // checked conversion, so a pointer to the stack or another pool stops
       // as a typed pointer store does
-      IRBuilder<> B(SI);
-      convertIf(InPM, Va2Ra, flat(B, PI->getOperand(0)));
+      convertIf(InPM, Va2Ra, flat(B, P));
       return;
     }
-    IRBuilder<> B(SI);
     convertIf(B.CreateAnd(InPM, emitInRegion(B, Val)), PMWord, Val);
     return;
   }
@@ -313,10 +333,9 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
     // (a pointer to the stack or another pool stops, as in a typed store)
     auto toPM = [&](unsigned OpNo, bool Stored) {
       Value *V = I->getOperand(OpNo);
-      auto *PI = dyn_cast<PtrToIntInst>(V);
-      auto *C = Stored && PI
-                    ? B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, PI->getOperand(0)), File, Line})
-                    : B.CreateCall(PMWord, {flat(B, Addr), V, File, Line});
+      Value *P = Stored ? pointerBitsOf(B, V) : nullptr;
+      auto *C = P ? B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, P), File, Line})
+                  : B.CreateCall(PMWord, {flat(B, Addr), V, File, Line});
       C->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
       I->setOperand(OpNo, C);
     };
