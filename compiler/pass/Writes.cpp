@@ -379,6 +379,87 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
   Phi->addIncoming(I, I->getParent());
 }
 
+// llvm.masked.store / .scatter (the vectorizers' conditional stores,
+// -mavx2 / -mavx512f): lane k writes its element at its address when bit k
+// of the mask is set. One vector test: does a written lane lie in the PM
+// region? Only then compiler/rt logs each such lane and, for pointer
+// elements, converts their values (relative, checked) before the store,
+// which then stores the converted words. A compress-store writes the first
+// popcount(mask) elements from its address: logged as that range, and
+// scanned after as a copy is.
+void CairnInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
+  Intrinsic::ID ID = II->getIntrinsicID();
+  Value *Val = II->getArgOperand(0), *Ptr = II->getArgOperand(1);
+  Value *Mask = II->getArgOperand(ID == Intrinsic::masked_compressstore ? 2 : 3);
+  auto *VT = cast<FixedVectorType>(Val->getType());
+  Type *ElTy = VT->getElementType();
+  unsigned N = VT->getNumElements();
+  uint64_t ES = DL.getTypeStoreSize(ElTy).getFixedValue();
+  auto [File, Line] = sourceLocation(II);
+  if (ID != Intrinsic::masked_scatter && classify(Ptr) == Where::Volatile)
+    return;
+  ++NumMaskedStores;
+  IRBuilder<> B(II);
+  if (ID == Intrinsic::masked_compressstore || N > 64) {
+    Value *Count = ID == Intrinsic::masked_compressstore
+                       ? B.CreateZExtOrTrunc(B.CreateUnaryIntrinsic(
+                             Intrinsic::ctpop, B.CreateBitCast(Mask, B.getIntNTy(N))), Int64Ty)
+                       : B.getInt64(N);
+    Value *Len = B.CreateMul(Count, B.getInt64(ES));
+    Value *InPM = regionCondition(II, Ptr, classify(Ptr));
+    IRBuilder<> LB(thenBlockFor(InPM, II));
+    emitLog(LB, Ptr, Len, II);
+    if (ElTy->isPointerTy() || ES == 8)
+      emitGuardedScan(II, Ptr, Len, InPM, II);
+    return;
+  }
+  // the lanes' addresses, and whether a written one is in the region
+  auto *PVT = FixedVectorType::get(PtrTy, N);
+  Value *Addrs = ID == Intrinsic::masked_scatter
+                     ? Ptr
+                     : B.CreateGEP(ElTy, Ptr, ConstantVector::get([&] {
+                         SmallVector<Constant *, 16> Ix;
+                         for (unsigned K = 0; K < N; ++K)
+                           Ix.push_back(B.getInt64(K));
+                         return Ix;
+                       }()));
+  Addrs = B.CreateAddrSpaceCast(Addrs, PVT);
+  auto *IVT = FixedVectorType::get(Int64Ty, N);
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo), *Hi = B.CreateLoad(Int64Ty, RegionHi);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *In = B.CreateICmpULT(B.CreateSub(B.CreatePtrToInt(Addrs, IVT), B.CreateVectorSplat(N, Lo)),
+                              B.CreateVectorSplat(N, B.CreateSub(Hi, Lo)));
+  Value *InPM = B.CreateOrReduce(B.CreateAnd(In, Mask));
+  Value *Bits = B.CreateZExt(B.CreateBitCast(Mask, B.getIntNTy(N)), Int64Ty);
+  Function &F = *II->getFunction();
+  IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());
+  AllocaInst *AddrTmp = AB.CreateAlloca(PVT, nullptr, "cairn.lanes");
+  bool Pointers = ElTy->isPointerTy();
+  if (!Pointers) {
+    IRBuilder<> TB(thenBlockFor(InPM, II));
+    TB.CreateStore(Addrs, AddrTmp);
+    TB.CreateCall(LogLanes, {AddrTmp, Bits, B.getInt64(N), B.getInt64(ES), File, Line});
+    return;
+  }
+  // pointers: in PM the words stored are the converted ones
+  AllocaInst *ValTmp = AB.CreateAlloca(IVT, nullptr, "cairn.lanevals");
+  Instruction *ThenT, *ElseT;
+  SplitBlockAndInsertIfThenElse(InPM, II, &ThenT, &ElseT, Unlikely);
+  IRBuilder<> TB(ThenT);
+  TB.CreateStore(Addrs, AddrTmp);
+  TB.CreateCall(LogLanes, {AddrTmp, Bits, B.getInt64(N), B.getInt64(ES), File, Line});
+  TB.CreateStore(TB.CreatePtrToInt(Val, IVT), ValTmp);
+  TB.CreateCall(LanesToRel, {AddrTmp, ValTmp, Bits, B.getInt64(N),
+                             B.getInt32(ClPersistentHeap ? 1 : 0), File, Line});
+  Value *Words = TB.CreateLoad(IVT, ValTmp);
+  Align A(cast<ConstantInt>(II->getArgOperand(2))->getZExtValue());
+  CallInst *Conv = ID == Intrinsic::masked_store ? TB.CreateMaskedStore(Words, Ptr, A, Mask)
+                                                 : TB.CreateMaskedScatter(Words, Ptr, A, Mask);
+  Conv->copyMetadata(*II);
+  II->moveBefore(ElseT);
+}
+
 void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
                                                const cairn::WSFunction &WF) {
   if (CB->arg_size() < WF.NumParams)
