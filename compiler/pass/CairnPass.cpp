@@ -179,6 +179,8 @@ llvm::TrackingStatistic NumWriteSetCalls = {DEBUG_TYPE, "NumWriteSetCalls", "cal
 llvm::TrackingStatistic NumLocalRegion = {DEBUG_TYPE, "NumLocalRegion", "functions keeping the PM region's bounds in registers"};
 llvm::TrackingStatistic NumSetjmps = {DEBUG_TYPE, "NumSetjmps", "setjmp calls watched for longjmps out of transactions"};
 llvm::TrackingStatistic NumMissPreserve = {DEBUG_TYPE, "NumMissPreserve", "translation misses called keeping the caller's registers"};
+llvm::TrackingStatistic NumMaskedStores = {DEBUG_TYPE, "NumMaskedStores", "masked stores and scatters instrumented (logged; pointer lanes converted)"};
+llvm::TrackingStatistic NumLibcWrapped = {DEBUG_TYPE, "NumLibcWrapped", "libc calls sent to compiler/rt's logging wrappers (scanf family, strsep)"};
 
 static TrackingStatistic *const AllStats[] = {
     &NumStores,     &NumStoresVolatile, &NumChecksSkippedPM, &NumLogsMerged,
@@ -188,7 +190,8 @@ static TrackingStatistic *const AllStats[] = {
     &NumAtomics,    &NumWriteSetCalls, &NumWideNotAddress, &NumVa2RaInline,
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
-    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged, &NumVecPtrLoads};
+    &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged, &NumVecPtrLoads,
+    &NumLibcWrapped, &NumMaskedStores};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";
@@ -250,6 +253,10 @@ void CairnInstrumenter::initialize() {
     if (auto *F = dyn_cast<Function>(Ra2VaMiss.getCallee()))
       F->setCallingConv(CallingConv::PreserveMost);
   CacheNote = M.getOrInsertFunction("cairn_cc__ra_cache_note", VoidTy, Int64Ty, PtrTy);
+  LogLanes = M.getOrInsertFunction("cairn_cc__log_lanes", VoidTy, PtrTy, Int64Ty, Int64Ty,
+                                   Int64Ty, PtrTy, Int32Ty);
+  LanesToRel = M.getOrInsertFunction("cairn_cc__lanes_to_rel", VoidTy, PtrTy, PtrTy, Int64Ty,
+                                     Int64Ty, Int32Ty, PtrTy, Int32Ty);
   Unlikely = MDBuilder(Ctx).createUnlikelyBranchWeights();
   findCairnFreeFunctions();
   NoSanitize = MDNode::get(Ctx, {});
@@ -452,6 +459,7 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   DenseMap<Instruction *, MergedLog> MergedAt;
   DenseMap<Instruction *, Instruction *> Covered;
   std::map<Instruction *, MergedLog> Hoisted;
+  bool Routed = routeLibcCalls(F);
   if (ClHoistLoopLogs && LI && SE && DT)
     hoistLoopLogs(F, *LI, *SE, *DT, Hoisted);
   InvariantPtrStores.clear();
@@ -490,6 +498,8 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
       instrumentMemIntrinsic(MI);
     else if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
       instrumentAtomic(I);
+    else if (auto *II = dyn_cast<IntrinsicInst>(I))
+      instrumentMaskedStore(II);
     else if (auto *CB = dyn_cast<CallBase>(I))
       instrumentWriteSetCall(
           CB, *WS.lookup(CB->getCalledFunction()->getName().str()));
@@ -503,7 +513,7 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
     findLoopCarriedReads(F, PointerReads);
   for (Instruction *I : PointerReads)
     instrumentPointerRead(I);
-  for (LoadInst *LI : VecPointerReads)
+  for (Instruction *LI : VecPointerReads)
     instrumentVectorPointerRead(LI);
   VecPointerReads.clear();
   for (auto [Phi, VA] : ConvertedPhis)
@@ -525,7 +535,7 @@ bool CairnInstrumenter::instrumentFunction(Function &F, LoopInfo *LI,
   }
   RegionFn = nullptr;
   bool Watched = watchSetjmps(F);
-  return !Writes.empty() || !PointerReads.empty() || Watched;
+  return !Writes.empty() || !PointerReads.empty() || Watched || Routed;
 }
 
 // A longjmp out of a transaction leaves it open (docs/compiler.md,

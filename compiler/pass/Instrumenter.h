@@ -115,6 +115,8 @@ extern llvm::TrackingStatistic NumWideNotAddress;
 extern llvm::TrackingStatistic NumMemIntrinsics;
 extern llvm::TrackingStatistic NumAtomics;
 extern llvm::TrackingStatistic NumWriteSetCalls;
+extern llvm::TrackingStatistic NumLibcWrapped;
+extern llvm::TrackingStatistic NumMaskedStores;
 
 // Pointers declared `cairn_pm` (NVL-C style; the driver defines it as this
 // address space) are PM by declaration, and clang refuses to mix them with
@@ -226,9 +228,10 @@ private:
   void storeRelativeInPM(StoreInst *SI, Value *InPM,
                          function_ref<Value *(Instruction *At)> Make);
   void instrumentPointerRead(Instruction *I);
-  // loads of <N x ptr> (the vectorizers' loads of pointer arrays)
-  SmallVector<LoadInst *, 4> VecPointerReads;
-  void instrumentVectorPointerRead(LoadInst *LI);
+  // loads of <N x ptr> (the vectorizers' loads of pointer arrays), also
+  // masked loads, gathers and expand-loads
+  SmallVector<Instruction *, 4> VecPointerReads;
+  void instrumentVectorPointerRead(Instruction *LI);
   FunctionCallee Ra2VaWords;
   void threadNullTest(PHINode *Phi, Value *VA);
   // cairn-merge-sign-null-tests: a translated load's sign test, to merge
@@ -259,6 +262,12 @@ private:
   void instrumentMemIntrinsic(MemIntrinsic *MI);
   void instrumentAtomic(Instruction *I);
   void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
+  // the scanf family and strsep: calls go to compiler/rt's wrappers
+  bool routeLibcCalls(Function &F);
+  // llvm.masked.store, .scatter, .compressstore (the vectorizers'
+  // conditional stores)
+  void instrumentMaskedStore(IntrinsicInst *II);
+  FunctionCallee LogLanes, LanesToRel;
 };
 
 

@@ -408,6 +408,22 @@ void CairnInstrumenter::chooseInstructionsToInstrument(
       Writes.push_back(SI);
     } else if (cairn::mayWriteMemory(I, WS)) {
       Writes.push_back(&I);
+    } else if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
+      switch (II->getIntrinsicID()) {
+      case Intrinsic::masked_store:
+      case Intrinsic::masked_scatter:
+      case Intrinsic::masked_compressstore:
+        Writes.push_back(II);
+        break;
+      case Intrinsic::masked_load:
+      case Intrinsic::masked_gather:
+      case Intrinsic::masked_expandload:
+        if (II->getType()->getScalarType()->isPointerTy())
+          VecPointerReads.push_back(II);
+        break;
+      default:
+        break;
+      }
     } else if (auto *LI = dyn_cast<LoadInst>(&I)) {
       if (LI->getType()->isPointerTy())
         PointerReads.push_back(LI);

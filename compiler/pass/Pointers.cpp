@@ -463,14 +463,20 @@ void CairnInstrumenter::splitTranslatedPhis(Function &F) {
 // comparing, subtracting or following a PM array's pointers). One vector
 // test of the sign bits; only when a lane is relative, the vector goes
 // through memory to compiler/rt, which translates its relative words.
-void CairnInstrumenter::instrumentVectorPointerRead(LoadInst *LI) {
+void CairnInstrumenter::instrumentVectorPointerRead(Instruction *LI) {
   auto *VT = cast<FixedVectorType>(LI->getType());
   unsigned N = VT->getNumElements();
   ++NumVecPtrLoads;
   IRBuilder<> B(LI->getNextNode());
   auto *IVT = FixedVectorType::get(Int64Ty, N);
   Value *Bits = B.CreatePtrToInt(LI, IVT);
-  Value *Neg = B.CreateICmpSLT(Bits, Constant::getNullValue(IVT));
+  // a masked load, gather or expand-load reads only the lanes of its mask;
+  // the others are its pass-through values (registers: never relative)
+  Value *Mask = nullptr;
+  if (auto *II = dyn_cast<IntrinsicInst>(LI))
+    Mask = II->getArgOperand(II->getIntrinsicID() == Intrinsic::masked_expandload ? 1 : 2);
+  Value *Lanes = Mask ? B.CreateSelect(Mask, Bits, Constant::getNullValue(IVT)) : Bits;
+  Value *Neg = B.CreateICmpSLT(Lanes, Constant::getNullValue(IVT));
   Value *Any = B.CreateOrReduce(Neg);
   BasicBlock *Head = LI->getParent();
   Instruction *T = SplitBlockAndInsertIfThen(Any, cast<Instruction>(Any)->getNextNode(), false,
@@ -482,15 +488,19 @@ void CairnInstrumenter::instrumentVectorPointerRead(LoadInst *LI) {
     Tmp = AB.CreateAlloca(IVT, nullptr, "cairn.vecptrs");
   }
   IRBuilder<> TB(T);
-  TB.CreateStore(Bits, Tmp);
+  TB.CreateStore(Lanes, Tmp);
   TB.CreateCall(Ra2VaWords, {Tmp, ConstantInt::get(Int64Ty, N)});
   Value *Fixed = TB.CreateIntToPtr(TB.CreateLoad(IVT, Tmp), VT);
+  if (Mask)
+    Fixed = TB.CreateSelect(Mask, Fixed, LI);
   BasicBlock *Tail = T->getSuccessor(0);
   IRBuilder<> PB(&Tail->front());
   PHINode *Phi = PB.CreatePHI(VT, 2, "cairn.vecva");
   Phi->addIncoming(LI, Head);
   Phi->addIncoming(Fixed, T->getParent());
-  LI->replaceUsesWithIf(Phi, [&](Use &U) { return U.getUser() != Phi && U.getUser() != Bits; });
+  LI->replaceUsesWithIf(Phi, [&](Use &U) {
+    return U.getUser() != Phi && U.getUser() != Bits && U.getUser() != Fixed;
+  });
 }
 
 // load ptr / inttoptr: a value with bit 63 set is relative; turn it back.

@@ -100,13 +100,16 @@ private:
       return true;
     }
     std::string W;
-    if (!ident(W)) return fail(Why, "expected a number, parameter, strlen() or formatted()");
+    if (!ident(W))
+      return fail(Why, "expected a number, parameter, strlen(), wcslen() or formatted()");
     unsigned Idx;
-    if (W == "strlen" || W == "formatted") {
+    if (W == "strlen" || W == "wcslen" || W == "formatted") {
       std::string P;
       if (!eat('(') || !ident(P) || !param(Ps, P, Idx) || !eat(')'))
-        return fail(Why, "expected '(parameter)' after strlen/formatted");
-      F.K = W == "strlen" ? WSFactor::Strlen : WSFactor::Formatted;
+        return fail(Why, "expected '(parameter)' after strlen/wcslen/formatted");
+      F.K = W == "strlen"   ? WSFactor::Strlen
+            : W == "wcslen" ? WSFactor::Wcslen
+                            : WSFactor::Formatted;
       F.Value = Idx;
       return true;
     }
@@ -169,6 +172,7 @@ Value *cairn::emitWriteSetSize(IRBuilderBase &B, CallBase *CB, const WSExpr &E) 
   Type *Int64Ty = Type::getInt64Ty(Ctx), *Int32Ty = Type::getInt32Ty(Ctx);
   PointerType *PtrTy = PointerType::getUnqual(Ctx);
   auto Strlen = [&] { return M.getOrInsertFunction("strlen", Int64Ty, PtrTy); };
+  auto Wcslen = [&] { return M.getOrInsertFunction("wcslen", Int64Ty, PtrTy); };
   auto Snprintf = [&] {
     return M.getOrInsertFunction(
         "snprintf", FunctionType::get(Int32Ty, {PtrTy, Int64Ty, PtrTy}, true));
@@ -190,6 +194,9 @@ Value *cairn::emitWriteSetSize(IRBuilderBase &B, CallBase *CB, const WSExpr &E) 
       }
       case WSFactor::Strlen:
         V = B.CreateCall(Strlen(), {CB->getArgOperand(F.Value)});
+        break;
+      case WSFactor::Wcslen:
+        V = B.CreateCall(Wcslen(), {CB->getArgOperand(F.Value)});
         break;
       case WSFactor::Formatted: {
         // snprintf(NULL, 0, fmt, <the call's remaining arguments>)

@@ -16,9 +16,10 @@
 // is a pointer: written into PM, it is converted after the call (and
 // checked, as a typed pointer store is).
 //
-// A size is a sum of products of: integer literals, parameters, strlen(param)
-// and formatted(param) (the length snprintf(NULL, 0, param, ...) reports, for
-// variadic printf-style functions).
+// A size is a sum of products of: integer literals, parameters, strlen(param),
+// wcslen(param) (in wide characters: `4 * wcslen(src) + 4` bytes for a
+// wcscpy) and formatted(param) (the length snprintf(NULL, 0, param, ...)
+// reports, for variadic printf-style functions).
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_WRITESET_H
 #define CAIRN_WRITESET_H
@@ -37,7 +38,7 @@ class Value;
 namespace cairn {
 
 struct WSFactor {
-  enum Kind { Literal, Param, Strlen, Formatted } K;
+  enum Kind { Literal, Param, Strlen, Wcslen, Formatted } K;
   long long Value = 0; // literal value or parameter index
 };
 using WSTerm = std::vector<WSFactor>;  // product

@@ -99,6 +99,27 @@ static bool mayStorePointerBits(StoreInst *SI) {
          mayHoldAddress(SI->getValueOperand());
 }
 
+// The pointer whose bits this i64 is, for an atomic's stored value: a
+// ptrtoint, or an i64 loaded from a slot of pointer type. At -O0 clang
+// passes the value of __atomic_store(&slot, &v), __atomic_exchange,
+// __atomic_compare_exchange and of C11 atomics on _Atomic(T *) through a
+// temporary of the pointer's type, read back as an integer.
+static Value *pointerBitsOf(IRBuilder<> &B, Value *V) {
+  if (auto *PI = dyn_cast<PtrToIntInst>(V))
+    return PI->getOperand(0);
+  auto *LI = dyn_cast<LoadInst>(V);
+  if (!LI || !LI->getType()->isIntegerTy(64))
+    return nullptr;
+  Type *Slot = nullptr;
+  if (auto *AI = dyn_cast<AllocaInst>(LI->getPointerOperand()))
+    Slot = AI->getAllocatedType();
+  else if (auto *GEP = dyn_cast<GEPOperator>(LI->getPointerOperand()))
+    Slot = GEP->getResultElementType();
+  if (!Slot || !Slot->isPointerTy())
+    return nullptr;
+  return B.CreateIntToPtr(V, Slot);
+}
+
 static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
                                       Instruction *Before) {
   auto *NS = new StoreInst(V, SI->getPointerOperand(), SI->isVolatile(),
@@ -212,15 +233,14 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
       Phi->addIncoming(Rel, T->getParent());
       SI->setOperand(0, Phi);
     };
-    if (auto *PI = dyn_cast<PtrToIntInst>(Val); PI && SI->isAtomic()) {
+    IRBuilder<> B(SI);
+    if (Value *P = SI->isAtomic() ? pointerBitsOf(B, Val) : nullptr) {
       // __atomic_store_n of a pointer (clang stores its bits as i64): the
       // checked conversion, so a pointer to the stack or another pool stops
       // as a typed pointer store does
-      IRBuilder<> B(SI);
-      convertIf(InPM, Va2Ra, flat(B, PI->getOperand(0)));
+      convertIf(InPM, Va2Ra, flat(B, P));
       return;
     }
-    IRBuilder<> B(SI);
     convertIf(B.CreateAnd(InPM, emitInRegion(B, Val)), PMWord, Val);
     return;
   }
@@ -313,10 +333,9 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
     // (a pointer to the stack or another pool stops, as in a typed store)
     auto toPM = [&](unsigned OpNo, bool Stored) {
       Value *V = I->getOperand(OpNo);
-      auto *PI = dyn_cast<PtrToIntInst>(V);
-      auto *C = Stored && PI
-                    ? B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, PI->getOperand(0)), File, Line})
-                    : B.CreateCall(PMWord, {flat(B, Addr), V, File, Line});
+      Value *P = Stored ? pointerBitsOf(B, V) : nullptr;
+      auto *C = P ? B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, P), File, Line})
+                  : B.CreateCall(PMWord, {flat(B, Addr), V, File, Line});
       C->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
       I->setOperand(OpNo, C);
     };
@@ -360,6 +379,87 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
   Phi->addIncoming(I, I->getParent());
 }
 
+// llvm.masked.store / .scatter (the vectorizers' conditional stores,
+// -mavx2 / -mavx512f): lane k writes its element at its address when bit k
+// of the mask is set. One vector test: does a written lane lie in the PM
+// region? Only then compiler/rt logs each such lane and, for pointer
+// elements, converts their values (relative, checked) before the store,
+// which then stores the converted words. A compress-store writes the first
+// popcount(mask) elements from its address: logged as that range, and
+// scanned after as a copy is.
+void CairnInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
+  Intrinsic::ID ID = II->getIntrinsicID();
+  Value *Val = II->getArgOperand(0), *Ptr = II->getArgOperand(1);
+  Value *Mask = II->getArgOperand(ID == Intrinsic::masked_compressstore ? 2 : 3);
+  auto *VT = cast<FixedVectorType>(Val->getType());
+  Type *ElTy = VT->getElementType();
+  unsigned N = VT->getNumElements();
+  uint64_t ES = DL.getTypeStoreSize(ElTy).getFixedValue();
+  auto [File, Line] = sourceLocation(II);
+  if (ID != Intrinsic::masked_scatter && classify(Ptr) == Where::Volatile)
+    return;
+  ++NumMaskedStores;
+  IRBuilder<> B(II);
+  if (ID == Intrinsic::masked_compressstore || N > 64) {
+    Value *Count = ID == Intrinsic::masked_compressstore
+                       ? B.CreateZExtOrTrunc(B.CreateUnaryIntrinsic(
+                             Intrinsic::ctpop, B.CreateBitCast(Mask, B.getIntNTy(N))), Int64Ty)
+                       : B.getInt64(N);
+    Value *Len = B.CreateMul(Count, B.getInt64(ES));
+    Value *InPM = regionCondition(II, Ptr, classify(Ptr));
+    IRBuilder<> LB(thenBlockFor(InPM, II));
+    emitLog(LB, Ptr, Len, II);
+    if (ElTy->isPointerTy() || ES == 8)
+      emitGuardedScan(II, Ptr, Len, InPM, II);
+    return;
+  }
+  // the lanes' addresses, and whether a written one is in the region
+  auto *PVT = FixedVectorType::get(PtrTy, N);
+  Value *Addrs = ID == Intrinsic::masked_scatter
+                     ? Ptr
+                     : B.CreateGEP(ElTy, Ptr, ConstantVector::get([&] {
+                         SmallVector<Constant *, 16> Ix;
+                         for (unsigned K = 0; K < N; ++K)
+                           Ix.push_back(B.getInt64(K));
+                         return Ix;
+                       }()));
+  Addrs = B.CreateAddrSpaceCast(Addrs, PVT);
+  auto *IVT = FixedVectorType::get(Int64Ty, N);
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo), *Hi = B.CreateLoad(Int64Ty, RegionHi);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *In = B.CreateICmpULT(B.CreateSub(B.CreatePtrToInt(Addrs, IVT), B.CreateVectorSplat(N, Lo)),
+                              B.CreateVectorSplat(N, B.CreateSub(Hi, Lo)));
+  Value *InPM = B.CreateOrReduce(B.CreateAnd(In, Mask));
+  Value *Bits = B.CreateZExt(B.CreateBitCast(Mask, B.getIntNTy(N)), Int64Ty);
+  Function &F = *II->getFunction();
+  IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());
+  AllocaInst *AddrTmp = AB.CreateAlloca(PVT, nullptr, "cairn.lanes");
+  bool Pointers = ElTy->isPointerTy();
+  if (!Pointers) {
+    IRBuilder<> TB(thenBlockFor(InPM, II));
+    TB.CreateStore(Addrs, AddrTmp);
+    TB.CreateCall(LogLanes, {AddrTmp, Bits, B.getInt64(N), B.getInt64(ES), File, Line});
+    return;
+  }
+  // pointers: in PM the words stored are the converted ones
+  AllocaInst *ValTmp = AB.CreateAlloca(IVT, nullptr, "cairn.lanevals");
+  Instruction *ThenT, *ElseT;
+  SplitBlockAndInsertIfThenElse(InPM, II, &ThenT, &ElseT, Unlikely);
+  IRBuilder<> TB(ThenT);
+  TB.CreateStore(Addrs, AddrTmp);
+  TB.CreateCall(LogLanes, {AddrTmp, Bits, B.getInt64(N), B.getInt64(ES), File, Line});
+  TB.CreateStore(TB.CreatePtrToInt(Val, IVT), ValTmp);
+  TB.CreateCall(LanesToRel, {AddrTmp, ValTmp, Bits, B.getInt64(N),
+                             B.getInt32(ClPersistentHeap ? 1 : 0), File, Line});
+  Value *Words = TB.CreateLoad(IVT, ValTmp);
+  Align A(cast<ConstantInt>(II->getArgOperand(2))->getZExtValue());
+  CallInst *Conv = ID == Intrinsic::masked_store ? TB.CreateMaskedStore(Words, Ptr, A, Mask)
+                                                 : TB.CreateMaskedScatter(Words, Ptr, A, Mask);
+  Conv->copyMetadata(*II);
+  II->moveBefore(ElseT);
+}
+
 void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
                                                const cairn::WSFunction &WF) {
   if (CB->arg_size() < WF.NumParams)
@@ -400,6 +500,87 @@ void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
   }
   if (Any)
     ++NumWriteSetCalls;
+}
+
+} // namespace cairn
+
+namespace cairn {
+
+// libc functions whose writes no write-set can size: the scanf family (its
+// %-targets are varargs sized by the format) and strsep (it cuts the string
+// *sp points to). Their calls go to compiler/rt/cairn_cc_libc.c, which logs
+// exactly what it lets libc write into a pool and converts the pointers it
+// stores there (%p, %ms, strsep's cursor). The wrapper takes (file, line,
+// flags) and then the call's own arguments; flags: bit 0 lenient pointer
+// stores (persistent-heap mode), bits 1-2 the scanf flavour of the symbol
+// called (plain, __isoc99_, __isoc23_), which the wrapper calls in turn.
+namespace {
+struct LibcWrapper {
+  const char *Name, *Wrapper;
+  unsigned Fixed;   // parameters before the %-targets (UINT_MAX: always route)
+  unsigned Flavour;
+};
+} // namespace
+static const LibcWrapper LibcWrappers[] = {
+    {"sscanf", "cairn_cc__sscanf", 2, 0},
+    {"__isoc99_sscanf", "cairn_cc__sscanf", 2, 1},
+    {"__isoc23_sscanf", "cairn_cc__sscanf", 2, 2},
+    {"fscanf", "cairn_cc__fscanf", 2, 0},
+    {"__isoc99_fscanf", "cairn_cc__fscanf", 2, 1},
+    {"__isoc23_fscanf", "cairn_cc__fscanf", 2, 2},
+    {"scanf", "cairn_cc__scanf", 1, 0},
+    {"__isoc99_scanf", "cairn_cc__scanf", 1, 1},
+    {"__isoc23_scanf", "cairn_cc__scanf", 1, 2},
+    {"vsscanf", "cairn_cc__vsscanf", UINT_MAX, 0},
+    {"__isoc99_vsscanf", "cairn_cc__vsscanf", UINT_MAX, 1},
+    {"__isoc23_vsscanf", "cairn_cc__vsscanf", UINT_MAX, 2},
+    {"vfscanf", "cairn_cc__vfscanf", UINT_MAX, 0},
+    {"__isoc99_vfscanf", "cairn_cc__vfscanf", UINT_MAX, 1},
+    {"__isoc23_vfscanf", "cairn_cc__vfscanf", UINT_MAX, 2},
+    {"vscanf", "cairn_cc__vscanf", UINT_MAX, 0},
+    {"__isoc99_vscanf", "cairn_cc__vscanf", UINT_MAX, 1},
+    {"__isoc23_vscanf", "cairn_cc__vscanf", UINT_MAX, 2},
+    {"strsep", "cairn_cc__strsep", UINT_MAX, 0},
+};
+
+bool CairnInstrumenter::routeLibcCalls(Function &F) {
+  SmallVector<std::pair<CallInst *, const LibcWrapper *>, 4> Calls;
+  for (Instruction &I : instructions(F)) {
+    auto *CI = dyn_cast<CallInst>(&I);
+    Function *Callee = CI ? CI->getCalledFunction() : nullptr;
+    if (!Callee || !Callee->isDeclaration() || I.hasMetadata(LLVMContext::MD_nosanitize))
+      continue;
+    for (const LibcWrapper &W : LibcWrappers) {
+      if (Callee->getName() != W.Name)
+        continue;
+      // a scanf whose targets are all on the stack or in globals needs nothing
+      bool Route = W.Fixed == UINT_MAX;
+      for (unsigned A = W.Fixed; !Route && A < CI->arg_size(); ++A)
+        Route = !CI->getArgOperand(A)->getType()->isPointerTy() ||
+                classify(CI->getArgOperand(A)) != Where::Volatile;
+      if (Route)
+        Calls.push_back({CI, &W});
+      break;
+    }
+  }
+  for (auto [CI, W] : Calls) {
+    FunctionType *OFT = CI->getFunctionType();
+    SmallVector<Type *, 8> Params = {PtrTy, Int32Ty, Int32Ty};
+    append_range(Params, OFT->params());
+    FunctionCallee Wrapper = M.getOrInsertFunction(
+        W->Wrapper, FunctionType::get(OFT->getReturnType(), Params, OFT->isVarArg()));
+    auto [File, Line] = sourceLocation(CI);
+    unsigned Flags = (ClPersistentHeap ? 1 : 0) | W->Flavour << 1;
+    SmallVector<Value *, 8> Args = {File, Line, ConstantInt::get(Int32Ty, Flags)};
+    append_range(Args, CI->args());
+    CallInst *New = CallInst::Create(Wrapper, Args, "", CI->getIterator());
+    New->setDebugLoc(CI->getDebugLoc());
+    New->takeName(CI);
+    CI->replaceAllUsesWith(New);
+    CI->eraseFromParent();
+    ++NumLibcWrapped;
+  }
+  return !Calls.empty();
 }
 
 } // namespace cairn

@@ -184,6 +184,31 @@ void cairn_cc__ra2va_words(uint64_t *w, uint64_t n)
             w[k] = (uint64_t)(uintptr_t)cairn__ra2va(w[k]);
 }
 
+/* ---- masked stores and scatters (the vectorizers' conditional stores) ----
+ * Lane k (bit k of mask set) writes es bytes at addrs[k]; the pass calls
+ * these only when a written lane lies in the PM region. */
+void cairn_cc__log_lanes(void *const *addrs, uint64_t mask, uint64_t n, uint64_t es,
+                         const char *file, int line)
+{
+    for (uint64_t k = 0; k < n; k++)
+        if ((mask >> k & 1) && cairn__in_region(addrs[k]))
+            cairn__log_store(addrs[k], es, file, line);
+}
+
+/* ... and when the lanes are pointers, the words to store: relative (and
+ * checked, as a typed pointer store) where the lane's slot is in PM.
+ * lenient: persistent-heap mode, where a pointer to DRAM stays an address. */
+void cairn_cc__lanes_to_rel(void *const *addrs, uint64_t *vals, uint64_t mask, uint64_t n,
+                            int lenient, const char *file, int line)
+{
+    for (uint64_t k = 0; k < n; k++) {
+        const void *v = (const void *)(uintptr_t)vals[k];
+        if ((mask >> k & 1) && v && cairn__in_region(addrs[k]) &&
+            (!lenient || cairn__in_region(v)))
+            vals[k] = cairn__va2ra_checked(addrs[k], v, file, line);
+    }
+}
+
 /* ---- dynamic counts (cairn-cc --cairn-count) -----------------------------
  * Code built with -mllvm -cairn-count bumps these (plainly: the counts are
  * for single-threaded measurements); CAIRN_CC_COUNTS=FILE appends them as

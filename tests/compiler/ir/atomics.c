@@ -1,5 +1,6 @@
 // cmpxchg and atomicrmw are logged; on pointers they go through compiler/rt.
 // RUN: -O2 | O2
+// RUN: -O0 | O0
 #include <stdatomic.h>
 
 struct node { struct node *next; long val; };
@@ -35,3 +36,12 @@ int cas_ptr(struct node *n, struct node *e, struct node *v) {
 struct node *swap_ptr(struct node *n, struct node *v) {
     return __atomic_exchange_n(&n->next, v, __ATOMIC_SEQ_CST);
 }
+
+// At -O0 the generic form passes the pointer through a temporary: the i64
+// loaded from that pointer slot is a pointer's bits, checked as one.
+// O0-LABEL: define {{.*}}@store_generic(
+// O0: [[V:%.*]] = load i64, ptr %4
+// O0: [[P:%.*]] = inttoptr i64 [[V]] to ptr
+// O0: call i64 @cairn__va2ra_checked(ptr {{.*}}, ptr [[P]],
+// O0: store atomic i64
+void store_generic(struct node *n, struct node *v) { __atomic_store(&n->next, &v, __ATOMIC_SEQ_CST); }

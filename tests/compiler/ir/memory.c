@@ -4,6 +4,7 @@
 // RUN: -O2 -fno-builtin | NOBUILTIN
 #include <stdio.h>
 #include <string.h>
+#include <wchar.h>
 
 struct rec { char name[32]; struct rec *link; long n; };
 
@@ -66,3 +67,32 @@ void copy_mixed(struct mixed *d, const struct mixed *s) { *d = *s; }
 // O2-NOT: cairn_cc__pm_word
 // O2: ret void
 void set_count(long *p, long v) { *p = v; }
+
+// Wide strings: sizes in wide characters (wcslen), also glibc's checked
+// variants (_FORTIFY_SOURCE).
+// O2-LABEL: define {{.*}}@wide_cat(
+// O2: [[D:%.*]] = call i64 @wcslen(ptr %0)
+// O2: [[S:%.*]] = call i64 @wcslen(ptr %1)
+// O2: call void @cairn__log_store(ptr %0, i64
+// O2: call ptr @__wcscat_chk(
+wchar_t *__wcscat_chk(wchar_t *, const wchar_t *, size_t);
+void wide_cat(wchar_t *d, const wchar_t *s) { __wcscat_chk(d, s, 64); }
+
+// The scanf family's targets are sized by its format: calls go to
+// compiler/rt's wrapper, with (file, line, flags: 2 = the __isoc99_ flavour)
+// first ...
+// O2-LABEL: define {{.*}}@scan_into(
+// O2: call i32 (ptr, i32, i32, ptr, ptr, ...) @cairn_cc__sscanf(ptr @.cairn.loc{{[.0-9]*}}, i32 0, i32 2, ptr %1, ptr {{.*}}, ptr %0)
+// O2-NOT: @__isoc99_sscanf
+// O2: ret i32
+int scan_into(int *t, const char *s) { return sscanf(s, "%d", t); }
+
+// ... but not when every target is on the stack or in a global.
+// O2-LABEL: define {{.*}}@scan_local(
+// O2: call i32 (ptr, ptr, ...) @__isoc99_sscanf(
+int scan_local(const char *s) { int v = 0; sscanf(s, "%d", &v); return v; }
+
+// strsep cuts the string *sp points to: always through the wrapper.
+// O2-LABEL: define {{.*}}@cut(
+// O2: call ptr @cairn_cc__strsep(ptr @.cairn.loc{{[.0-9]*}}, i32 0, i32 0, ptr %0, ptr
+char *cut(char **sp) { return strsep(sp, ","); }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 struct obj { struct obj *p; long v; };
+struct aobj { _Atomic(struct obj *) p; };
 
 __attribute__((noinline)) static void set_ptr(struct obj *o, void *t)
 {
@@ -72,6 +73,28 @@ int main(int argc, char **argv)
     case 13: { /* NV-to-V through __atomic_compare_exchange_n */
         struct obj *expected = NULL;
         CAIRN_TX(a) { __atomic_compare_exchange_n(&o->p, &expected, (struct obj *)&on_stack, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); } /* LINE_CAS */
+        break;
+    }
+    /* the same through the generic and C11 forms: at -O0 clang passes the
+       pointer through a temporary, as an i64 loaded from a pointer slot */
+    case 14: { /* __atomic_store(&slot, &value) */
+        struct obj *v = (struct obj *)&on_stack;
+        CAIRN_TX(a) { __atomic_store(&o->p, &v, __ATOMIC_SEQ_CST); } /* LINE_GEN_STORE */
+        break;
+    }
+    case 15: { /* __atomic_exchange(&slot, &value, &old) */
+        struct obj *v = (struct obj *)&on_stack, *old;
+        CAIRN_TX(a) { __atomic_exchange(&o->p, &v, &old, __ATOMIC_SEQ_CST); } /* LINE_GEN_XCHG */
+        break;
+    }
+    case 16: { /* __atomic_compare_exchange(&slot, &expected, &desired) */
+        struct obj *e = NULL, *v = (struct obj *)&on_stack;
+        CAIRN_TX(a) { __atomic_compare_exchange(&o->p, &e, &v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); } /* LINE_GEN_CAS */
+        break;
+    }
+    case 17: { /* C11 atomic_store on an _Atomic pointer field */
+        struct aobj *ao = cairn_alloc(a, sizeof *ao);
+        CAIRN_TX(a) { __c11_atomic_store(&ao->p, (struct obj *)&on_stack, __ATOMIC_SEQ_CST); } /* LINE_C11_STORE */
         break;
     }
     case 4: /* the legal cases do not complain */
