@@ -35,6 +35,11 @@ public:
   Analyzer(const ProgramFacts &f, const AnalysisOptions &o) : facts_(f), opts_(o) {
     res_.options = o;
     res_.appTypes = facts_.types.size();
+    for (const auto &[key, f] : facts_.functions) {
+      std::vector<std::string> &keys = byName_[functionName(key)];
+      keys.push_back(key);
+      if (keys.size() > 1) res_.sharedNames.insert(functionName(key));
+    }
   }
 
   AnalysisResult run() {
@@ -128,20 +133,29 @@ private:
     return opts_.nvmoveOnly || (!f.writesGlobal && !f.returnsPointerOrRecord);
   }
 
+  // The functions --load or --skip names: a name stands for every function
+  // of that name (static ones in several files).
+  std::vector<std::string> keysNamed(const std::string &name) const {
+    auto it = byName_.find(name);
+    return it == byName_.end() ? std::vector<std::string>{} : it->second;
+  }
+
   void walkFromLoads() {
     std::deque<std::string> fifo;
     for (const std::string &l : opts_.loads) {
-      if (!facts_.functions.count(l)) {
-        res_.missingLoads.push_back(l);
-        continue;
+      std::vector<std::string> keys = keysNamed(l);
+      if (keys.empty()) res_.missingLoads.push_back(l);
+      for (const std::string &k : keys) {
+        loads_.insert(k);
+        if (parent_.emplace(k, CallStep{k, {}}).second) fifo.push_back(k);
       }
-      if (parent_.emplace(l, CallStep{l, {}}).second) fifo.push_back(l);
     }
-    std::set<std::string> loads(opts_.loads.begin(), opts_.loads.end());
-    for (const std::string &s : opts_.skip) {
-      parent_.emplace(s, CallStep{s, {}});
-      skipped_.insert(s);
-    }
+    const std::set<std::string> &loads = loads_;
+    for (const std::string &s : opts_.skip)
+      for (const std::string &k : keysNamed(s)) {
+        parent_.emplace(k, CallStep{k, {}});
+        skipped_.insert(k);
+      }
     while (!fifo.empty()) {
       std::string name = fifo.front();
       fifo.pop_front();
@@ -366,7 +380,7 @@ private:
   // candidates, and are never themselves written back to a file.
   void dropIterators() {
     std::set<std::string> loadSig;
-    for (const std::string &l : opts_.loads)
+    for (const std::string &l : loads_)
       if (auto it = facts_.functions.find(l); it != facts_.functions.end())
         loadSig.insert(it->second.signatureTypes.begin(), it->second.signatureTypes.end());
     // Fixpoint: a struct held only by iterators does not make them escape.
@@ -412,7 +426,7 @@ private:
     // State handed to or returned by a load function outlives it, and so do
     // main's locals.
     std::set<std::string> escapes;
-    for (const std::string &l : opts_.loads)
+    for (const std::string &l : loads_)
       if (auto it = facts_.functions.find(l); it != facts_.functions.end())
         escapes.insert(it->second.signatureTypes.begin(), it->second.signatureTypes.end());
     if (auto it = facts_.functions.find("main"); it != facts_.functions.end())
@@ -557,6 +571,8 @@ private:
   std::map<std::string, std::string> folded_;
   std::set<std::string> allocators_;
   std::set<std::string> directReach_, skipped_;
+  std::set<std::string> loads_;                              // keys of the load functions
+  std::map<std::string, std::vector<std::string>> byName_;  // function name -> keys
 };
 
 } // namespace

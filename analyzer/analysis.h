@@ -51,6 +51,7 @@ struct TypeResult {
 struct AnalysisResult {
   AnalysisOptions options;
   std::vector<std::string> missingLoads;
+  std::set<std::string> sharedNames;       // names of several functions (static ones in different files)
   std::vector<std::string> visited;        // in FIFO order
   unsigned skippedOptA = 0;                // NVMOVE optimization (a)
   unsigned libcCallsSummarized = 0;        // optimizations (b)/(c)

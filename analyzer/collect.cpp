@@ -113,10 +113,11 @@ public:
     if (!fd->doesThisDeclarationHaveABody() || !isApp(fd))
       return RecursiveASTVisitor::TraverseFunctionDecl(fd);
     std::string def = locOf(fd->getLocation()).str();
-    FunctionFacts &f = facts_.functions[fd->getNameAsString()];
+    std::string key = functionKey(fd);
+    FunctionFacts &f = facts_.functions[key];
     if (f.definedAt.count(def)) return true; // same inline body from a header
     f.definedAt.insert(def);
-    f.name = fd->getNameAsString();
+    f.name = key;
     if (f.loc.file.empty()) f.loc = locOf(fd->getLocation());
     f.numParams = std::max<unsigned>(f.numParams, fd->getNumParams());
     for (const ParmVarDecl *p : fd->parameters()) {
@@ -163,7 +164,7 @@ public:
   bool VisitDeclRefExpr(DeclRefExpr *dre) {
     const auto *fd = dyn_cast<FunctionDecl>(dre->getDecl());
     if (!fd || calleeRefs_.count(dre)) return true;
-    facts_.addressTaken[fd->getNameAsString()] = signature(fd->getType());
+    facts_.addressTaken[functionKey(fd)] = signature(fd->getType());
     return true;
   }
 
@@ -173,8 +174,9 @@ public:
     const Expr *callee = ce->getCallee()->IgnoreParenImpCasts();
     if (const auto *dre = dyn_cast<DeclRefExpr>(callee)) calleeRefs_.insert(dre);
     const FunctionDecl *fd = ce->getDirectCallee();
+    std::string name = fd ? fd->getNameAsString() : std::string();
     if (fd) {
-      cs.callee = fd->getNameAsString();
+      cs.callee = functionKey(fd);
     } else {
       cs.slot = slotOf(callee);
       QualType ct = callee->getType();
@@ -189,10 +191,10 @@ public:
       else if (fd && !cs.callee.empty())
         noteFunctionPointerFlow("param:" + cs.callee + "#" + std::to_string(i), a);
     }
-    if (fd && (isLibcFunction(cs.callee) || StringRef(cs.callee).contains_insensitive("free")))
+    if (fd && (isLibcFunction(name) || StringRef(name).contains_insensitive("free")))
       for (const Expr *a : ce->arguments()) benignCasts_.insert(a);
     if (!fn_) return true;
-    if (fd) libcEffects(cs.callee, ce);
+    if (fd) libcEffects(name, ce);
     if (!fd || isApp(fd)) {
       // A buffer handed to an application function may be filled from the
       // other arguments (serialize_entry(buf, e)): note it for back-tracking.
@@ -243,7 +245,10 @@ private:
     l = sm_.getExpansionLoc(l);
     PresumedLoc p = sm_.getPresumedLoc(l);
     if (p.isInvalid()) return s;
+    // Absolute: a database's relative file names are relative to each
+    // command's own directory, so "a.c" of two directories would be one.
     llvm::SmallString<256> path(p.getFilename());
+    sm_.getFileManager().makeAbsolutePath(path);
     llvm::sys::path::remove_dots(path, true);
     s.file = std::string(path);
     s.line = p.getLine();
@@ -255,6 +260,16 @@ private:
     if (l.isInvalid() || sm_.isInSystemHeader(l)) return false;
     StringRef f = sm_.getFilename(l);
     return !f.starts_with("/usr/");
+  }
+
+  // A function's key in ProgramFacts (see FunctionFacts::name): a static
+  // function is keyed by the file of its definition too, so that two of the
+  // same name in different files stay apart, while a static inline body in a
+  // header is one function however many files include it.
+  std::string functionKey(const FunctionDecl *fd) const {
+    if (fd->isExternallyVisible()) return fd->getNameAsString();
+    const FunctionDecl *def = fd->getDefinition();
+    return fd->getNameAsString() + "@" + locOf((def ? def : fd)->getLocation()).file;
   }
 
   std::string recordKey(const RecordDecl *rd) const {
@@ -323,7 +338,7 @@ private:
     return "field:" + recordKey(f->getParent()) + "::" + f->getNameAsString();
   }
   std::string paramSlot(const FunctionDecl *fd, unsigned i) const {
-    return "param:" + fd->getNameAsString() + "#" + std::to_string(i);
+    return "param:" + functionKey(fd) + "#" + std::to_string(i);
   }
   std::string varSlot(const VarDecl *vd) const {
     if (const auto *pv = dyn_cast<ParmVarDecl>(vd)) {
@@ -332,7 +347,7 @@ private:
       return {};
     }
     if (vd->hasGlobalStorage() && !vd->isStaticLocal()) return "var:" + vd->getNameAsString();
-    return "local:" + (fnDecl_ ? fnDecl_->getNameAsString() : std::string()) + ":" +
+    return "local:" + (fnDecl_ ? functionKey(fnDecl_) : std::string()) + ":" +
            vd->getNameAsString();
   }
   std::string slotOf(const Expr *e) const {
@@ -365,7 +380,7 @@ private:
     }
     if (const auto *dre = dyn_cast<DeclRefExpr>(v))
       if (const auto *fd = dyn_cast<FunctionDecl>(dre->getDecl())) {
-        facts_.slotTargets[slot].insert(fd->getNameAsString());
+        facts_.slotTargets[slot].insert(functionKey(fd));
         return;
       }
     QualType t = v->getType();
@@ -606,7 +621,7 @@ private:
     if (type.empty() || !fn_) return;
     const auto *ce = dyn_cast<CallExpr>(rhs->IgnoreParenCasts());
     if (!ce || !ce->getDirectCallee()) return;
-    facts_.allocs.push_back({type, ce->getDirectCallee()->getNameAsString(), text(node),
+    facts_.allocs.push_back({type, functionKey(ce->getDirectCallee()), text(node),
                              fn_->name, locOf(l), false});
   }
 
@@ -685,9 +700,10 @@ void mergeValue(std::map<std::string, ValueInfo> &into, const std::map<std::stri
   for (const auto &[k, v] : from) into[k].merge(v);
 }
 
-// Merge one thread's facts into the program's. Functions defined in several
-// TUs (static functions of the same name, inline bodies in headers) are
-// united: more facts can only add candidates, never lose one.
+// Merge one thread's facts into the program's. A function defined in several
+// TUs (an inline body in a header) is united: more facts can only add
+// candidates, never lose one. Static functions of the same name in different
+// files have different keys and stay apart.
 void mergeFacts(ProgramFacts &into, ProgramFacts &&from) {
   for (auto &[name, f] : from.functions) {
     auto it = into.functions.find(name);

@@ -7,7 +7,8 @@
 // write-like sinks, and where it allocates. Phase 2 (analysis.cpp) runs the
 // NVMOVE walk and cairn's refinements over these facts alone, so no AST is
 // kept alive and the TUs can be parsed in parallel. Everything here is plain
-// strings, so facts from different TUs merge by name.
+// strings, so facts from different TUs merge by name (a static function's
+// name carries its file: see FunctionFacts::name).
 #pragma once
 
 #include <map>
@@ -79,6 +80,8 @@ struct AllocSite {
 };
 
 struct FunctionFacts {
+  // The key: the function's name, or name@file (the file of its definition)
+  // for a static function, since two files may each have their own.
   std::string name;
   SrcLoc loc;
   unsigned numParams = 0;
@@ -94,6 +97,13 @@ struct FunctionFacts {
   // Application types of locals held by value / by pointer in this function.
   std::set<std::string> localValueTypes;
 };
+
+// The parts of a function key: "reset@/src/b.c" -> "reset" and "/src/b.c".
+inline std::string functionName(const std::string &key) { return key.substr(0, key.find('@')); }
+inline std::string functionFile(const std::string &key) {
+  size_t at = key.find('@');
+  return at == std::string::npos ? std::string() : key.substr(at + 1);
+}
 
 struct FieldInfo {
   std::string name;
@@ -114,7 +124,7 @@ struct TypeFacts {
 
 // Everything phase 1 learns about the program.
 struct ProgramFacts {
-  std::map<std::string, FunctionFacts> functions;   // by name (first definition wins)
+  std::map<std::string, FunctionFacts> functions;   // by key (FunctionFacts::name)
   std::map<std::string, TypeFacts> types;           // application struct types by key
   std::set<std::string> declaredFunctions;          // functions declared anywhere (incl. libc)
   // Function-pointer points-to, field- and variable-based: slot -> functions.

@@ -22,8 +22,22 @@ std::string where(const SrcLoc &l, const ReportOptions &o) {
   return rel(l.file, o.root) + ":" + std::to_string(l.line);
 }
 
+// A function as the user reads it: its name, and the file of a static one
+// when another function has the same name ("reset (b.c)").
+std::string function(const std::string &key, const AnalysisResult &r, const ReportOptions &o) {
+  std::string name = functionName(key);
+  if (name == key || !r.sharedNames.count(name)) return name;
+  return name + " (" + rel(functionFile(key), o.root) + ")";
+}
+std::vector<std::string> functions(const std::vector<std::string> &keys, const AnalysisResult &r,
+                                   const ReportOptions &o) {
+  std::vector<std::string> out;
+  for (const std::string &k : keys) out.push_back(function(k, r, o));
+  return out;
+}
+
 // The change an allocation site needs to move its objects into a pool.
-std::string suggestion(const AllocSite &a) {
+std::string suggestion(const AllocSite &a, const AnalysisResult &r, const ReportOptions &o) {
   if (a.isFree) return "free() -> cairn_free(ptr), inside the CAIRN_TX that unlinks the object";
   if (a.allocator == "malloc" || a.allocator == "aligned_alloc")
     return "malloc(size) -> cairn_alloc(pool, size) (memory comes back zeroed)";
@@ -32,7 +46,7 @@ std::string suggestion(const AllocSite &a) {
   if (a.allocator == "realloc" || a.allocator == "reallocarray")
     return "realloc has no cairn twin: cairn_alloc the new size, copy, cairn_free the old "
            "block, all inside one CAIRN_TX";
-  return "allocated through " + a.allocator +
+  return "allocated through " + function(a.allocator, r, o) +
          "(): give it a pool (or add a cairn_alloc twin) for this type";
 }
 
@@ -81,7 +95,7 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
       os << "    evidence: ";
       for (size_t i = 0; i < e.chain.size(); ++i) {
         if (i) os << " -> ";
-        os << e.chain[i].function;
+        os << function(e.chain[i].function, r, o);
         if (i) os << " [" << where(e.chain[i].callSite, o) << "]";
       }
       os << "\n      " << where(e.write.loc, o) << ": " << writeKindName(e.write.kind) << " by "
@@ -90,7 +104,7 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     if (!t.writeBack.empty()) {
       const SinkWitness &w = t.writeBack.front();
       os << "    write-back: " << w.sink << " at " << where(w.loc, o) << " via "
-         << llvm::join(w.path, " <- ") << "\n";
+         << llvm::join(functions(w.path, r, o), " <- ") << "\n";
     }
     if (o.suggest) {
       if (!t.global.empty())
@@ -99,8 +113,9 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
       if (t.allocs.empty() && t.global.empty())
         os << "    allocation: no heap allocation site found (embedded in another type)\n";
       for (const AllocSite &a : t.allocs)
-        os << "    " << (a.isFree ? "free" : "alloc") << " " << where(a.loc, o) << " in " << a.function
-           << ": " << a.text << "\n      change: " << suggestion(a) << "\n";
+        os << "    " << (a.isFree ? "free" : "alloc") << " " << where(a.loc, o) << " in "
+           << function(a.function, r, o) << ": " << a.text << "\n      change: " << suggestion(a, r, o)
+           << "\n";
     }
   }
   if (!o.showDropped) return;
@@ -120,7 +135,7 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     for (const Evidence &e : t.evidence) {
       llvm::json::Array chain;
       for (const CallStep &s : e.chain) {
-        llvm::json::Object step{{"function", s.function}};
+        llvm::json::Object step{{"function", function(s.function, r, o)}};
         if (!s.callSite.file.empty()) step["call_site"] = locJson(s.callSite, o);
         chain.push_back(std::move(step));
       }
@@ -135,15 +150,16 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     }
     llvm::json::Array writeBack;
     for (const SinkWitness &w : t.writeBack)
-      writeBack.push_back(llvm::json::Object{{"sink", w.sink}, {"at", locJson(w.loc, o)}, {"path", w.path}});
+      writeBack.push_back(llvm::json::Object{
+          {"sink", w.sink}, {"at", locJson(w.loc, o)}, {"path", functions(w.path, r, o)}});
     llvm::json::Array allocs;
     for (const AllocSite &a : t.allocs)
       allocs.push_back(llvm::json::Object{{"kind", a.isFree ? "free" : "alloc"},
-                                          {"allocator", a.allocator},
-                                          {"function", a.function},
+                                          {"allocator", function(a.allocator, r, o)},
+                                          {"function", function(a.function, r, o)},
                                           {"at", locJson(a.loc, o)},
                                           {"text", a.text},
-                                          {"change", suggestion(a)}});
+                                          {"change", suggestion(a, r, o)}});
     llvm::json::Object obj{{"name", t.key},
                            {"aliases", std::vector<std::string>(t.aliases.begin(), t.aliases.end())},
                            {"reported", t.reported},
@@ -181,7 +197,7 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
          for (const auto &[slot, n] : r.wideSlots) o[slot] = int64_t(n);
          return o;
        }()},
-      {"visited", r.visited},
+      {"visited", functions(r.visited, r, o)},
       {"types", std::move(types)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(top))) << "\n";
 }

@@ -43,10 +43,20 @@ TRUTH = {
 pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} is not built")
 
 
+# Programs written for one defect each, outside TRUTH's recall and precision sums.
+PROBES = {
+    "statics": {"files": ["a.c", "b.c"], "load": "table_load"},
+}
+
+
+def program(name: str) -> dict:
+    return TRUTH.get(name) or PROBES[name]
+
+
 def database(tmp_path: Path, name: str) -> Path:
     src = HERE / "programs" / name
     entries = [{"directory": str(src), "file": str(src / f),
-                "arguments": ["cc", "-std=gnu11", "-c", f]} for f in TRUTH[name]["files"]]
+                "arguments": ["cc", "-std=gnu11", "-c", f]} for f in program(name)["files"]]
     out = tmp_path / name
     out.mkdir()
     (out / "compile_commands.json").write_text(json.dumps(entries))
@@ -55,7 +65,7 @@ def database(tmp_path: Path, name: str) -> Path:
 
 def analyze(tmp_path: Path, name: str, *extra: str) -> dict:
     db = database(tmp_path, name)
-    res = subprocess.run([str(TOOL), "--load", TRUTH[name]["load"], "-p", str(db), "--json", *extra],
+    res = subprocess.run([str(TOOL), "--load", program(name)["load"], "-p", str(db), "--json", *extra],
                          capture_output=True, text=True, check=True)
     return json.loads(res.stdout)
 
@@ -218,3 +228,17 @@ def test_translation_units_with_errors_are_reported(tmp_path):
                        capture_output=True, text=True)
     assert "with errors" not in r.stdout and "had compile errors" not in r.stderr
     assert "struct rec" in r.stdout
+
+
+def test_static_functions_of_the_same_name_stay_apart(tmp_path):
+    """a.c and b.c each define a static reset(). They were one entry keyed by
+    name, so the load path 'reached' b.c's reset() and reported the struct
+    it clears, with an evidence chain into the wrong file."""
+    r = analyze(tmp_path, "statics")
+    names = {t["name"] for t in r["types"]}
+    assert "struct scratch" not in names, names
+    table = next(t for t in r["types"] if t["name"] == "struct table")
+    chains = [[s["function"] for s in e["chain"]] for e in table["evidence"]]
+    assert ["table_load", "reset (a.c)"] in chains, chains
+    assert all(e["statement"]["file"] == "a.c" for e in table["evidence"])
+    assert "reset (b.c)" not in r["visited"] and "reset (a.c)" in r["visited"]
