@@ -318,7 +318,7 @@ private:
   }
   bool sameLayoutFamily(const TypeFacts &a, const TypeFacts &b) const {
     if (a.fields.size() != b.fields.size() || a.fields.size() < 2) return false;
-    if (stripDigits(a.key) != stripDigits(b.key) && a.fields.size() < 3) return false;
+    if (stripDigits(typeTag(a.key)) != stripDigits(typeTag(b.key)) && a.fields.size() < 3) return false;
     for (size_t i = 0; i < a.fields.size(); ++i) {
       const FieldInfo &x = a.fields[i], &y = b.fields[i];
       if (x.name != y.name) return false;
@@ -346,7 +346,8 @@ private:
         if (!sameLayoutFamily(facts_.types.at(rep.key), facts_.types.at(other.key))) continue;
         rep.variants.push_back(other.key);
         other.reported = false;
-        other.dropReason = "layout variant of " + rep.key + " (folded)";
+        other.dropReason = "layout variant (folded)";
+        other.foldedInto = rep.key;
         folded_[other.key] = rep.key;
         rep.evidence.insert(rep.evidence.end(), other.evidence.begin(), other.evidence.end());
         std::stable_sort(rep.evidence.begin(), rep.evidence.end(), [](const Evidence &a, const Evidence &b) {

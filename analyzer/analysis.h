@@ -38,7 +38,8 @@ struct TypeResult {
   double confidence = 0;
   std::string level;               // high / medium / low
   bool reported = true;            // false: dropped by a refinement
-  std::string dropReason;          // iterator / stack-only
+  std::string dropReason;          // iterator / stack-only / layout variant
+  std::string foldedInto;          // the type a layout variant is folded into
   std::vector<std::string> variants; // layout variants folded into this entry
   std::vector<std::string> reasons;  // how the confidence was reached
   std::vector<Evidence> evidence;    // best first, at most a few

@@ -272,14 +272,22 @@ private:
     return fd->getNameAsString() + "@" + locOf((def ? def : fd)->getLocation()).file;
   }
 
+  // A struct's key: its tag (or typedef name) and, where this TU has its
+  // definition, the definition's place: "struct rec@/src/a.c:7". Two files
+  // may define different structs under one tag; unifyTypeKeys() shortens
+  // the key to the tag alone when the program has one definition of it.
   std::string recordKey(const RecordDecl *rd) const {
-    if (const RecordDecl *def = rd->getDefinition()) rd = def;
+    const RecordDecl *def = rd->getDefinition();
+    if (def) rd = def;
+    std::string tag;
     if (rd->getIdentifier())
-      return std::string(rd->isUnion() ? "union " : "struct ") + rd->getName().str();
-    if (const TypedefNameDecl *td = rd->getTypedefNameForAnonDecl())
-      return td->getNameAsString();
-    return std::string("(anonymous ") + (rd->isUnion() ? "union" : "struct") +
-           " at " + locOf(rd->getLocation()).str() + ")";
+      tag = std::string(rd->isUnion() ? "union " : "struct ") + rd->getName().str();
+    else if (const TypedefNameDecl *td = rd->getTypedefNameForAnonDecl())
+      tag = td->getNameAsString();
+    else
+      return std::string("(anonymous ") + (rd->isUnion() ? "union" : "struct") +
+             " at " + locOf(rd->getLocation()).str() + ")";
+    return def ? tag + "@" + locOf(def->getLocation()).str() : tag;
   }
 
   // The application struct a type is or reaches through pointers/arrays.
@@ -743,6 +751,90 @@ void mergeFacts(ProgramFacts &into, ProgramFacts &&from) {
   if (into.firstError.empty()) into.firstError = from.firstError;
 }
 
+// Every place phase 1 writes a type key, renamed by `rename`.
+void renameTypeKeys(ProgramFacts &facts, const std::map<std::string, std::string> &rename) {
+  auto key = [&](std::string &k) {
+    auto it = rename.find(k);
+    if (it != rename.end()) k = it->second;
+  };
+  auto keys = [&](std::set<std::string> &s) {
+    std::set<std::string> out;
+    for (std::string k : s) {
+      key(k);
+      out.insert(std::move(k));
+    }
+    s = std::move(out);
+  };
+  auto slot = [&](std::string &sl) {  // "field:<type key>::<field>"
+    size_t end = sl.rfind("::");
+    if (!StringRef(sl).starts_with("field:") || end == std::string::npos) return;
+    std::string k = sl.substr(6, end - 6);
+    key(k);
+    sl = "field:" + k + sl.substr(end);
+  };
+  auto slotMap = [&](auto &m) {
+    std::remove_reference_t<decltype(m)> out;
+    for (auto &[sl, v] : m) {
+      std::string k = sl;
+      slot(k);
+      out[k].insert(v.begin(), v.end());
+    }
+    m = std::move(out);
+  };
+  for (auto &[name, f] : facts.functions) {
+    for (Write &w : f.writes) key(w.type);
+    for (CallSite &c : f.calls) {
+      slot(c.slot);
+      for (ValueInfo &v : c.args) keys(v.types);
+    }
+    for (SinkUse &u : f.sinks) keys(u.data.types);
+    for (auto &[l, v] : f.localFills) keys(v.types);
+    keys(f.signatureTypes);
+    keys(f.localValueTypes);
+  }
+  std::map<std::string, TypeFacts> types;
+  for (auto &[k, t] : facts.types) {
+    key(t.key);
+    for (FieldInfo &fi : t.fields) key(fi.target);
+    types.emplace(t.key, std::move(t));
+  }
+  facts.types = std::move(types);
+  slotMap(facts.slotTargets);
+  slotMap(facts.slotEdges);
+  for (auto &[src, dsts] : facts.slotEdges) {
+    std::set<std::string> out;
+    for (std::string d : dsts) {
+      slot(d);
+      out.insert(std::move(d));
+    }
+    dsts = std::move(out);
+  }
+  keys(facts.untypedEscapes);
+  keys(facts.castTargets);
+  keys(facts.globalTypes);
+  std::map<std::string, std::string> globals;
+  for (const auto &[k, g] : facts.globalOfType) {
+    std::string renamed = k;
+    key(renamed);
+    globals.emplace(renamed, g);
+  }
+  facts.globalOfType = std::move(globals);
+  for (AllocSite &a : facts.allocs) key(a.type);
+}
+
+// A tag defined once in the program (the usual case: in a header) is keyed
+// by the tag alone, which also joins the TUs that only declare it. A tag
+// with several definitions (struct rec of a.c and of b.c, different
+// layouts) keeps one key per definition: they are different types.
+void unifyTypeKeys(ProgramFacts &facts) {
+  std::map<std::string, std::vector<std::string>> definitions;
+  for (const auto &[k, t] : facts.types) definitions[typeTag(k)].push_back(k);
+  std::map<std::string, std::string> rename;
+  for (const auto &[tag, keys] : definitions)
+    if (keys.size() == 1 && keys[0] != tag) rename[keys[0]] = tag;
+  renameTypeKeys(facts, rename);
+}
+
 } // namespace
 
 bool collectFacts(const tooling::CompilationDatabase &db, const std::vector<std::string> &files,
@@ -771,6 +863,7 @@ bool collectFacts(const tooling::CompilationDatabase &db, const std::vector<std:
   }
   for (std::thread &w : workers) w.join();
   for (ProgramFacts &p : parts) mergeFacts(facts, std::move(p));
+  unifyTypeKeys(facts);
   return facts.translationUnits > 0;
 }
 

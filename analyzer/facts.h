@@ -105,6 +105,13 @@ inline std::string functionFile(const std::string &key) {
   return at == std::string::npos ? std::string() : key.substr(at + 1);
 }
 
+// The tag of a struct key: "struct rec@/src/a.c:7" -> "struct rec" (a key
+// carries its definition's place only when two files define the tag).
+inline std::string typeTag(const std::string &key) {
+  if (key.rfind("(anonymous", 0) == 0) return key;
+  return key.substr(0, key.find('@'));
+}
+
 struct FieldInfo {
   std::string name;
   std::string typeText;   // canonical type spelling
@@ -115,7 +122,8 @@ struct FieldInfo {
 };
 
 struct TypeFacts {
-  std::string key;          // "struct entry", or a typedef name for an anonymous struct
+  std::string key;          // "struct entry", or a typedef name for an anonymous struct;
+                            // "struct entry@file:line" when files define the tag differently
   std::set<std::string> aliases; // typedef names
   SrcLoc loc;
   bool isUnion = false;
@@ -125,7 +133,7 @@ struct TypeFacts {
 // Everything phase 1 learns about the program.
 struct ProgramFacts {
   std::map<std::string, FunctionFacts> functions;   // by key (FunctionFacts::name)
-  std::map<std::string, TypeFacts> types;           // application struct types by key
+  std::map<std::string, TypeFacts> types;           // application struct types by key (TypeFacts::key)
   std::set<std::string> declaredFunctions;          // functions declared anywhere (incl. libc)
   // Function-pointer points-to, field- and variable-based: slot -> functions.
   std::map<std::string, std::set<std::string>> slotTargets;

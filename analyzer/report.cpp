@@ -50,8 +50,26 @@ std::string suggestion(const AllocSite &a, const AnalysisResult &r, const Report
          "(): give it a pool (or add a cairn_alloc twin) for this type";
 }
 
-std::string displayName(const TypeResult &t) {
-  std::string s = t.key;
+// A type as the user reads it: its tag, and where it is defined when files
+// define the tag differently ("struct rec (a.c:7)").
+std::string typeName(const std::string &key, const ReportOptions &o) {
+  std::string tag = typeTag(key);
+  if (tag == key) return key;
+  return tag + " (" + rel(key.substr(tag.size() + 1), o.root) + ")";
+}
+std::vector<std::string> typeNames(const std::vector<std::string> &keys, const ReportOptions &o) {
+  std::vector<std::string> out;
+  for (const std::string &k : keys) out.push_back(typeName(k, o));
+  return out;
+}
+
+std::string dropReason(const TypeResult &t, const ReportOptions &o) {
+  if (t.foldedInto.empty()) return t.dropReason;
+  return "layout variant of " + typeName(t.foldedInto, o) + " (folded)";
+}
+
+std::string displayName(const TypeResult &t, const ReportOptions &o) {
+  std::string s = typeName(t.key, o);
   for (const std::string &a : t.aliases)
     if (a != t.key) {
       s += " (typedef " + a + ")";
@@ -85,11 +103,12 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
   unsigned rank = 0;
   for (const TypeResult &t : r.types) {
     if (!t.reported) continue;
-    os << llvm::format("%2u. ", ++rank) << displayName(t) << "  confidence "
+    os << llvm::format("%2u. ", ++rank) << displayName(t, o) << "  confidence "
        << llvm::format("%.2f", t.confidence) << " (" << t.level << ")";
     if (!t.loc.file.empty()) os << "  defined at " << where(t.loc, o);
     os << "\n";
-    if (!t.variants.empty()) os << "    layout variants folded in: " << llvm::join(t.variants, ", ") << "\n";
+    if (!t.variants.empty())
+      os << "    layout variants folded in: " << llvm::join(typeNames(t.variants, o), ", ") << "\n";
     for (const std::string &why : t.reasons) os << "    - " << why << "\n";
     for (const Evidence &e : t.evidence) {
       os << "    evidence: ";
@@ -124,7 +143,7 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     if (t.reported) continue;
     if (!header) os << "\nDropped candidates (NVMOVE would report these):\n";
     header = true;
-    os << "  - " << displayName(t) << ": " << t.dropReason << "\n";
+    os << "  - " << displayName(t, o) << ": " << dropReason(t, o) << "\n";
   }
 }
 
@@ -160,18 +179,18 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
                                           {"at", locJson(a.loc, o)},
                                           {"text", a.text},
                                           {"change", suggestion(a, r, o)}});
-    llvm::json::Object obj{{"name", t.key},
+    llvm::json::Object obj{{"name", typeName(t.key, o)},
                            {"aliases", std::vector<std::string>(t.aliases.begin(), t.aliases.end())},
                            {"reported", t.reported},
                            {"confidence", t.confidence},
                            {"level", t.level},
-                           {"variants", t.variants},
+                           {"variants", typeNames(t.variants, o)},
                            {"reasons", t.reasons},
                            {"evidence", std::move(evidence)},
                            {"write_back", std::move(writeBack)},
                            {"write_back_direct", t.writeBackDirect}};
     if (!t.loc.file.empty()) obj["defined_at"] = locJson(t.loc, o);
-    if (!t.reported) obj["drop_reason"] = t.dropReason;
+    if (!t.reported) obj["drop_reason"] = dropReason(t, o);
     if (o.suggest) obj["allocation_sites"] = std::move(allocs);
     if (!t.global.empty()) obj["global"] = t.global;
     types.push_back(std::move(obj));

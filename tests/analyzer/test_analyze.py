@@ -46,6 +46,7 @@ pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} is not built"
 # Programs written for one defect each, outside TRUTH's recall and precision sums.
 PROBES = {
     "statics": {"files": ["a.c", "b.c"], "load": "table_load"},
+    "sametag": {"files": ["a.c", "b.c"], "load": "store_load"},
 }
 
 
@@ -242,3 +243,14 @@ def test_static_functions_of_the_same_name_stay_apart(tmp_path):
     assert ["table_load", "reset (a.c)"] in chains, chains
     assert all(e["statement"]["file"] == "a.c" for e in table["evidence"])
     assert "reset (b.c)" not in r["visited"] and "reset (a.c)" in r["visited"]
+
+
+def test_same_tag_in_two_files_is_two_types(tmp_path):
+    """a.c's struct rec (a record list) and b.c's struct rec (a file header in
+    a local) are different types; they were merged into one entry."""
+    recs = [t for t in analyze(tmp_path, "sametag")["types"] if t["name"].startswith("struct rec")]
+    by_file = {t["defined_at"]["file"]: t for t in recs}
+    assert sorted(by_file) == ["a.c", "b.c"], [t["name"] for t in recs]
+    assert by_file["a.c"]["name"] == "struct rec (a.c:7)"
+    assert by_file["a.c"]["reported"] and by_file["a.c"]["confidence"] >= 0.5
+    assert not by_file["b.c"]["reported"] and "stack-only" in by_file["b.c"]["drop_reason"]
