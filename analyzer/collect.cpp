@@ -407,6 +407,17 @@ private:
       add(me->getBase()->getType());
       return true;
     }
+    // A field holding a pointer to a struct hands on the struct pointed to,
+    // not the one holding the pointer: fwrite(D->r, ...) writes a struct rec,
+    // and D is only the way to it. (A char * field, fwrite(e->key, ...),
+    // still credits e's type: the string is e's data.)
+    bool TraverseMemberExpr(MemberExpr *me) {
+      bool viaPointer = false;
+      std::string t = o_.appStruct(me->getType(), &viaPointer);
+      if (t.empty() || !viaPointer) return RecursiveASTVisitor::TraverseMemberExpr(me);
+      v_.types.insert(t);
+      return true;
+    }
     bool VisitUnaryOperator(UnaryOperator *uo) {
       if (uo->getOpcode() == UO_Deref) add(uo->getSubExpr()->getType());
       return true;

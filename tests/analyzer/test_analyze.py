@@ -47,6 +47,7 @@ pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} is not built"
 PROBES = {
     "statics": {"files": ["a.c", "b.c"], "load": "table_load"},
     "sametag": {"files": ["a.c", "b.c"], "load": "store_load"},
+    "ptrfield": {"files": ["db.c"], "load": "db_load"},
 }
 
 
@@ -254,3 +255,11 @@ def test_same_tag_in_two_files_is_two_types(tmp_path):
     assert by_file["a.c"]["name"] == "struct rec (a.c:7)"
     assert by_file["a.c"]["reported"] and by_file["a.c"]["confidence"] >= 0.5
     assert not by_file["b.c"]["reported"] and "stack-only" in by_file["b.c"]["drop_reason"]
+
+
+def test_written_pointer_field_credits_the_pointed_to_type(tmp_path):
+    """fwrite(D->r, ...) writes the struct rec that D->r points to, not D."""
+    r = {t["name"]: t for t in analyze(tmp_path, "ptrfield")["types"]}
+    assert r["struct rec"]["write_back_direct"]
+    assert r["struct rec"]["write_back"][0]["sink"] == "fwrite"
+    assert not r["struct db"]["write_back_direct"] and r["struct db"]["write_back"] == []
