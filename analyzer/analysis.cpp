@@ -29,6 +29,9 @@ struct CallEdge {
 
 // Evidence chains longer than this many functions lower the rank.
 constexpr size_t kNearDepth = 6;
+// An evidence chain keeps at most this many steps: the load function, a
+// mark saying how many calls were cut out, and the calls nearest the write.
+constexpr size_t kMaxChain = 1000;
 
 class Analyzer {
 public:
@@ -199,17 +202,31 @@ private:
     }
   }
 
+  // Functions from the load function to `fn`, both included. parent_ is a
+  // tree (a function is entered once, by a function already entered), so
+  // the walk up ends at a load function.
+  size_t depthOf(const std::string &fn) const {
+    size_t n = 1;
+    for (std::string cur = fn; parent_.at(cur).function != cur; cur = parent_.at(cur).function) ++n;
+    return n;
+  }
+
   std::vector<CallStep> chainTo(const std::string &fn) const {
     std::vector<CallStep> chain;
-    std::string cur = fn;
-    SrcLoc at;
-    for (int guard = 0; guard < 1000; ++guard) {
+    for (std::string cur = fn;;) {
       const CallStep &p = parent_.at(cur);
       chain.push_back({cur, p.callSite});
       if (p.function == cur) break;
       cur = p.function;
     }
     std::reverse(chain.begin(), chain.end());
+    if (chain.size() > kMaxChain) {
+      size_t keep = kMaxChain - 2;  // besides the load function and the mark
+      CallStep mark;
+      mark.omitted = chain.size() - 1 - keep;
+      chain.erase(chain.begin() + 1, chain.end() - keep);
+      chain.insert(chain.begin() + 1, mark);
+    }
     return chain;
   }
 
@@ -502,7 +519,7 @@ private:
       // State is rebuilt near the load function; writes found only deep in
       // the call graph are usually generic machinery the load happens to run.
       size_t depth = SIZE_MAX;
-      for (const auto &[fn, w] : writes) depth = std::min(depth, chainTo(fn).size());
+      for (const auto &[fn, w] : writes) depth = std::min(depth, depthOf(fn));
       if (depth > kNearDepth) {
         double p = std::min(0.2, 0.05 * double(depth - kNearDepth));
         s -= p;

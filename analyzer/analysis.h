@@ -18,6 +18,7 @@ struct AnalysisOptions {
 struct CallStep {
   std::string function;
   SrcLoc callSite;  // where the previous function calls this one (empty for a load function)
+  size_t omitted = 0;  // > 0: not a call but the mark where this many calls were cut out
 };
 
 struct Evidence {

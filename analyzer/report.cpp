@@ -114,6 +114,10 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
       os << "    evidence: ";
       for (size_t i = 0; i < e.chain.size(); ++i) {
         if (i) os << " -> ";
+        if (e.chain[i].omitted) {
+          os << "... " << e.chain[i].omitted << " calls omitted ...";
+          continue;
+        }
         os << function(e.chain[i].function, r, o);
         if (i) os << " [" << where(e.chain[i].callSite, o) << "]";
       }
@@ -154,6 +158,10 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     for (const Evidence &e : t.evidence) {
       llvm::json::Array chain;
       for (const CallStep &s : e.chain) {
+        if (s.omitted) {
+          chain.push_back(llvm::json::Object{{"omitted_calls", int64_t(s.omitted)}});
+          continue;
+        }
         llvm::json::Object step{{"function", function(s.function, r, o)}};
         if (!s.callSite.file.empty()) step["call_site"] = locJson(s.callSite, o);
         chain.push_back(std::move(step));

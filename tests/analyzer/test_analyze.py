@@ -263,3 +263,35 @@ def test_written_pointer_field_credits_the_pointed_to_type(tmp_path):
     assert r["struct rec"]["write_back_direct"]
     assert r["struct rec"]["write_back"][0]["sink"] == "fwrite"
     assert not r["struct db"]["write_back_direct"] and r["struct db"]["write_back"] == []
+
+
+def run_tool(db: Path, load: str, *extra: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(TOOL), "--load", load, "-p", str(db), *extra],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def one_file_database(tmp_path: Path, source: str) -> Path:
+    (tmp_path / "m.c").write_text(source)
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(tmp_path), "file": "m.c", "arguments": ["cc", "-c", "m.c"]}]))
+    return tmp_path
+
+
+def test_long_evidence_chain_is_marked_where_cut(tmp_path):
+    """A chain over 1000 calls was cut at 1000 without a word: the load
+    function vanished from its head. The cut now shows how much is left out."""
+    depth = 1100
+    src = ["struct s { int v; };", f"void f{depth}(struct s *p) {{ p->v = 1; }}"]
+    src += [f"void f{i}(struct s *p) {{ f{i + 1}(p); }}" for i in range(depth - 1, -1, -1)]
+    src.append("void load(struct s *p) { f0(p); }")
+    db = one_file_database(tmp_path, "\n".join(src) + "\n")
+    r = json.loads(run_tool(db, "load", "--json").stdout)
+    s = next(t for t in r["types"] if t["name"] == "struct s")
+    chain = s["evidence"][0]["chain"]
+    assert chain[0]["function"] == "load" and chain[-1]["function"] == f"f{depth}"
+    cut = [step for step in chain if "omitted_calls" in step]
+    assert len(cut) == 1 and cut[0]["omitted_calls"] + len(chain) - 1 == depth + 2, cut
+    assert len(chain) <= 1001
+    assert any(f"nearest write is {depth + 1} calls" in why for why in s["reasons"]), s["reasons"]
+    text = run_tool(db, "load").stdout
+    assert f"... {cut[0]['omitted_calls']} calls omitted ..." in text
