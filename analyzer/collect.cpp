@@ -474,10 +474,13 @@ private:
   // ---- writes
   template <typename Node>
   void addWrite(const std::string &type, WriteKind k, const std::string &via,
-                const Node *node, SourceLocation l) {
+                const Node *node, SourceLocation l, const std::string &truncated = {}) {
     if (type.empty()) return;
-    fn_->writes.push_back({type, k, via, text(node), locOf(l)});
+    fn_->writes.push_back({type, k, via, text(node), locOf(l), truncated});
   }
+
+  // Member accesses followed from a modified lvalue inwards (a.b.c...).
+  static constexpr int kMaxMemberPath = 32;
 
   // `e` is modified. Walk the lvalue from the outside in: each '.' access
   // modifies the enclosing object too; '->', '*' and subscripts of pointers
@@ -510,7 +513,8 @@ private:
         return;
       }
     }
-    for (int guard = 0; guard < 32; ++guard) {
+    int level = 0;
+    for (; level < kMaxMemberPath; ++level) {
       e = e->IgnoreParenCasts();
       if (const auto *me = dyn_cast<MemberExpr>(e)) {
         QualType bt = me->getBase()->getType();
@@ -549,6 +553,10 @@ private:
         break;
       }
     }
+    std::string truncated;
+    if (level == kMaxMemberPath)
+      truncated = "member path cut after " + std::to_string(kMaxMemberPath) +
+                  " levels: the types of the outer levels are not credited";
     if (root == Global) fn_->writesGlobal = true;
     std::set<std::string> seen;
     for (const auto &[t, member] : chain) {
@@ -557,7 +565,7 @@ private:
       if (pointerVar) k = WriteKind::PointerVar;
       else if (root == Local) k = WriteKind::LocalValue;
       else k = member ? WriteKind::Field : WriteKind::Object;
-      addWrite(t, k, via, s, s->getBeginLoc());
+      addWrite(t, k, via, s, s->getBeginLoc(), truncated);
     }
   }
 

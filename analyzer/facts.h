@@ -40,6 +40,7 @@ struct Write {
   std::string via;       // "assignment", "++", "memcpy", ...
   std::string text;      // the statement, shortened
   SrcLoc loc;
+  std::string truncated; // what the walk of the lvalue left out, if it was cut
 };
 
 // What an expression handed to a call or a sink is made of: the

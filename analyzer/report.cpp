@@ -122,7 +122,9 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
         if (i) os << " [" << where(e.chain[i].callSite, o) << "]";
       }
       os << "\n      " << where(e.write.loc, o) << ": " << writeKindName(e.write.kind) << " by "
-         << e.write.via << ": " << e.write.text << "\n";
+         << e.write.via << ": " << e.write.text;
+      if (!e.write.truncated.empty()) os << " [" << e.write.truncated << "]";
+      os << "\n";
     }
     if (!t.writeBack.empty()) {
       const SinkWitness &w = t.writeBack.front();
@@ -166,14 +168,13 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
         if (!s.callSite.file.empty()) step["call_site"] = locJson(s.callSite, o);
         chain.push_back(std::move(step));
       }
-      evidence.push_back(llvm::json::Object{
-          {"chain", std::move(chain)},
-          {"statement",
-           llvm::json::Object{{"file", rel(e.write.loc.file, o.root)},
-                              {"line", e.write.loc.line},
-                              {"kind", writeKindName(e.write.kind)},
-                              {"via", e.write.via},
-                              {"text", e.write.text}}}});
+      llvm::json::Object statement{{"file", rel(e.write.loc.file, o.root)},
+                                   {"line", e.write.loc.line},
+                                   {"kind", writeKindName(e.write.kind)},
+                                   {"via", e.write.via},
+                                   {"text", e.write.text}};
+      if (!e.write.truncated.empty()) statement["truncated"] = e.write.truncated;
+      evidence.push_back(llvm::json::Object{{"chain", std::move(chain)}, {"statement", std::move(statement)}});
     }
     llvm::json::Array writeBack;
     for (const SinkWitness &w : t.writeBack)

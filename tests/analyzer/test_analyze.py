@@ -295,3 +295,16 @@ def test_long_evidence_chain_is_marked_where_cut(tmp_path):
     assert any(f"nearest write is {depth + 1} calls" in why for why in s["reasons"]), s["reasons"]
     text = run_tool(db, "load").stdout
     assert f"... {cut[0]['omitted_calls']} calls omitted ..." in text
+
+
+def test_deep_member_path_is_marked_where_cut(tmp_path):
+    """p->in.in...in.v with 40 levels: the walk stops at 32 and says so."""
+    levels = 40
+    src = ["struct s0 { int v; };"]
+    src += [f"struct s{i} {{ struct s{i - 1} in; }};" for i in range(1, levels + 1)]
+    src.append(f"void load(struct s{levels} *p) {{ p->{'.'.join(['in'] * levels)}.v = 1; }}")
+    db = one_file_database(tmp_path, "\n".join(src) + "\n")
+    r = json.loads(run_tool(db, "load", "--json").stdout)
+    s0 = next(t for t in r["types"] if t["name"] == "struct s0")
+    assert "member path cut" in s0["evidence"][0]["statement"]["truncated"]
+    assert "member path cut" in run_tool(db, "load").stdout
