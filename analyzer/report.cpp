@@ -68,6 +68,14 @@ std::string dropReason(const TypeResult &t, const ReportOptions &o) {
   return "layout variant of " + typeName(t.foldedInto, o) + " (folded)";
 }
 
+// The advice for a global of the type: the pool's root is typed.
+std::string globalChange(const TypeResult &t) {
+  std::string type = typeTag(t.key);
+  if (type.rfind("(anonymous", 0) == 0) type = "T (a name for this anonymous type)";
+  return "keep it in the pool instead: CAIRN_ROOT(pool, " + type +
+         ") for the root object, or a pointer to it from the root";
+}
+
 std::string displayName(const TypeResult &t, const ReportOptions &o) {
   std::string s = typeName(t.key, o);
   for (const std::string &a : t.aliases)
@@ -133,8 +141,7 @@ void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     }
     if (o.suggest) {
       if (!t.global.empty())
-        os << "    global " << t.global << ": keep it in the pool instead: CAIRN_ROOT(pool, T) for the "
-           << "root object, or a pointer to it from the root\n";
+        os << "    global " << t.global << ": " << globalChange(t) << "\n";
       if (t.allocs.empty() && t.global.empty())
         os << "    allocation: no heap allocation site found (embedded in another type)\n";
       for (const AllocSite &a : t.allocs)
@@ -202,6 +209,7 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     if (!t.reported) obj["drop_reason"] = dropReason(t, o);
     if (o.suggest) obj["allocation_sites"] = std::move(allocs);
     if (!t.global.empty()) obj["global"] = t.global;
+    if (!t.global.empty() && o.suggest) obj["global_change"] = globalChange(t);
     types.push_back(std::move(obj));
   }
   llvm::json::Object top{

@@ -308,3 +308,10 @@ def test_deep_member_path_is_marked_where_cut(tmp_path):
     s0 = next(t for t in r["types"] if t["name"] == "struct s0")
     assert "member path cut" in s0["evidence"][0]["statement"]["truncated"]
     assert "member path cut" in run_tool(db, "load").stdout
+
+
+def test_suggest_names_the_root_type(tmp_path):
+    """The advice for a global named CAIRN_ROOT(pool, T) literally."""
+    out = run_tool(database(tmp_path, "logstore"), "replay_log", "--suggest").stdout
+    assert "CAIRN_ROOT(pool, T)" not in out
+    assert "CAIRN_ROOT(pool, struct logstore)" in out
