@@ -9,6 +9,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 namespace cairn {
 namespace {
 
@@ -84,6 +86,13 @@ std::string displayName(const TypeResult &t, const ReportOptions &o) {
       break;
     }
   return s;
+}
+
+// Scores are sums of hundredths; JSON shows them as such, not as
+// 0.8999999999999999.
+double rounded(double v, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
 }
 
 llvm::json::Value locJson(const SrcLoc &l, const ReportOptions &o) {
@@ -198,7 +207,7 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
     llvm::json::Object obj{{"name", typeName(t.key, o)},
                            {"aliases", std::vector<std::string>(t.aliases.begin(), t.aliases.end())},
                            {"reported", t.reported},
-                           {"confidence", t.confidence},
+                           {"confidence", rounded(t.confidence, 2)},
                            {"level", t.level},
                            {"variants", typeNames(t.variants, o)},
                            {"reasons", t.reasons},
@@ -217,7 +226,7 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
       {"mode", r.options.nvmoveOnly ? "nvmove" : "cairn"},
       {"missing_load_functions", r.missingLoads},
       {"stats",
-       llvm::json::Object{{"seconds", o.seconds},
+       llvm::json::Object{{"seconds", rounded(o.seconds, 3)},
                           {"translation_units", o.translationUnits},
                           {"translation_units_with_errors", o.failedUnits},
                           {"application_types", r.appTypes},

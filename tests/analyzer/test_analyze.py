@@ -315,3 +315,11 @@ def test_suggest_names_the_root_type(tmp_path):
     out = run_tool(database(tmp_path, "logstore"), "replay_log", "--suggest").stdout
     assert "CAIRN_ROOT(pool, T)" not in out
     assert "CAIRN_ROOT(pool, struct logstore)" in out
+
+
+def test_json_confidences_are_rounded(tmp_path):
+    for name in TRUTH:
+        r = analyze(tmp_path, name)
+        for t in r["types"]:
+            assert t["confidence"] == round(t["confidence"], 2), (name, t["name"], t["confidence"])
+        assert r["stats"]["seconds"] == round(r["stats"]["seconds"], 3)
