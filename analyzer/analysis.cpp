@@ -143,6 +143,20 @@ private:
     return it == byName_.end() ? std::vector<std::string>{} : it->second;
   }
 
+  // Up to three function names a mistyped one may have meant, closest first.
+  std::vector<std::string> similarNames(const std::string &name) const {
+    unsigned most = std::max<unsigned>(2, name.size() / 4);
+    std::vector<std::pair<unsigned, std::string>> near;
+    for (const auto &[other, keys] : byName_) {
+      unsigned d = llvm::StringRef(name).edit_distance(other, true, most);
+      if (d <= most) near.push_back({d, other});
+    }
+    std::sort(near.begin(), near.end());
+    std::vector<std::string> out;
+    for (size_t i = 0; i < near.size() && i < 3; ++i) out.push_back(near[i].second);
+    return out;
+  }
+
   void walkFromLoads() {
     std::deque<std::string> fifo;
     for (const std::string &l : opts_.loads) {
@@ -154,11 +168,16 @@ private:
       }
     }
     const std::set<std::string> &loads = loads_;
-    for (const std::string &s : opts_.skip)
-      for (const std::string &k : keysNamed(s)) {
+    for (const std::string &s : opts_.skip) {
+      std::vector<std::string> keys = keysNamed(s);
+      if (keys.empty()) res_.unknownSkips.push_back(s);
+      for (const std::string &k : keys) {
         parent_.emplace(k, CallStep{k, {}});
         skipped_.insert(k);
       }
+    }
+    for (const auto &names : {res_.missingLoads, res_.unknownSkips})
+      for (const std::string &n : names) res_.similarNames[n] = similarNames(n);
     while (!fifo.empty()) {
       std::string name = fifo.front();
       fifo.pop_front();

@@ -53,6 +53,8 @@ struct TypeResult {
 struct AnalysisResult {
   AnalysisOptions options;
   std::vector<std::string> missingLoads;
+  std::vector<std::string> unknownSkips;   // --skip names no function has
+  std::map<std::string, std::vector<std::string>> similarNames; // for each of those two: close names
   std::set<std::string> sharedNames;       // names of several functions (static ones in different files)
   std::vector<std::string> visited;        // in FIFO order
   unsigned skippedOptA = 0;                // NVMOVE optimization (a)

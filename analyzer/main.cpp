@@ -104,6 +104,9 @@ int main(int argc, const char **argv) {
   aopts.nvmoveOnly = nvmove;
   aopts.maxTargets = maxTargets;
   cairn::AnalysisResult result = cairn::analyze(facts, aopts);
+  for (const std::string &s : result.unknownSkips)
+    errs() << "cairn-analyze: warning: --skip " << s << ": no function of that name in the analyzed files"
+           << cairn::didYouMean(result, s) << "; nothing is skipped for it\n";
 
   cairn::ReportOptions ropts;
   ropts.suggest = suggest;

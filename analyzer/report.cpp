@@ -101,9 +101,16 @@ llvm::json::Value locJson(const SrcLoc &l, const ReportOptions &o) {
 
 } // namespace
 
+std::string didYouMean(const AnalysisResult &r, const std::string &name) {
+  auto it = r.similarNames.find(name);
+  if (it == r.similarNames.end() || it->second.empty()) return {};
+  return " (did you mean " + llvm::join(it->second, ", ") + "?)";
+}
+
 void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostream &os) {
   for (const std::string &m : r.missingLoads)
-    os << "warning: load function '" << m << "' is not defined in any analyzed file\n";
+    os << "warning: load function '" << m << "' is not defined in any analyzed file"
+       << didYouMean(r, m) << "\n";
   unsigned reported = 0;
   for (const TypeResult &t : r.types) reported += t.reported;
   os << "cairn analyze: " << reported << " persistent type(s) from "
@@ -225,6 +232,7 @@ void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostrea
       {"load_functions", r.options.loads},
       {"mode", r.options.nvmoveOnly ? "nvmove" : "cairn"},
       {"missing_load_functions", r.missingLoads},
+      {"unknown_skip_functions", r.unknownSkips},
       {"stats",
        llvm::json::Object{{"seconds", rounded(o.seconds, 3)},
                           {"translation_units", o.translationUnits},

@@ -323,3 +323,12 @@ def test_json_confidences_are_rounded(tmp_path):
         for t in r["types"]:
             assert t["confidence"] == round(t["confidence"], 2), (name, t["name"], t["confidence"])
         assert r["stats"]["seconds"] == round(r["stats"]["seconds"], 3)
+
+
+def test_unknown_skip_name_is_named_with_close_matches(tmp_path):
+    res = run_tool(database(tmp_path, "kvsnap"), "kv_load_snapshot", "--skip", "kv_putt")
+    assert res.returncode == 0
+    warn = [ln for ln in res.stderr.splitlines() if "kv_putt" in ln]
+    assert len(warn) == 1 and "did you mean kv_put" in warn[0], res.stderr
+    quiet = run_tool(tmp_path / "kvsnap", "kv_load_snapshot", "--skip", "kv_put")
+    assert "warning" not in quiet.stderr
