@@ -56,6 +56,20 @@ int main(int argc, const char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "cairn-analyze: find the struct types that hold a C program's persistent state\n");
   auto start = std::chrono::steady_clock::now();
+  // Report paths are absolute; --root is compared with them, so it is made
+  // absolute too ("--root ." was compared as the string "." and did nothing).
+  std::string root;
+  if (!rootDir.empty()) {
+    SmallString<256> abs(rootDir);
+    sys::fs::make_absolute(abs);
+    sys::path::remove_dots(abs, true);
+    if (!sys::fs::is_directory(abs)) {
+      errs() << "cairn-analyze: --root " << rootDir << ": no such directory\n";
+      return 1;
+    }
+    root = std::string(abs);
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+  }
 
   std::string error;
   std::unique_ptr<clang::tooling::CompilationDatabase> db =
@@ -111,7 +125,7 @@ int main(int argc, const char **argv) {
   cairn::ReportOptions ropts;
   ropts.suggest = suggest;
   ropts.showDropped = !hideDropped;
-  ropts.root = rootDir.empty() ? commonDirectory(cFiles) : std::string(rootDir);
+  ropts.root = root.empty() ? commonDirectory(cFiles) : root;
   ropts.translationUnits = facts.translationUnits;
   ropts.failedUnits = facts.failedUnits;
   ropts.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -15,6 +15,7 @@ namespace cairn {
 namespace {
 
 std::string rel(const std::string &path, const std::string &root) {
+  if (root == "/" && !path.empty() && path[0] == '/') return path.substr(1);
   if (!root.empty() && path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
       path[root.size()] == '/')
     return path.substr(root.size() + 1);

@@ -332,3 +332,13 @@ def test_unknown_skip_name_is_named_with_close_matches(tmp_path):
     assert len(warn) == 1 and "did you mean kv_put" in warn[0], res.stderr
     quiet = run_tool(tmp_path / "kvsnap", "kv_load_snapshot", "--skip", "kv_put")
     assert "warning" not in quiet.stderr
+
+
+def test_root_option_makes_paths_relative(tmp_path):
+    """--root . was compared as the string "." and changed nothing."""
+    db = database(tmp_path, "kvsnap")
+    res = run_tool(db, "kv_load_snapshot", "--json", "--root", ".", cwd=HERE / "programs")
+    entry = next(t for t in json.loads(res.stdout)["types"] if t["name"] == "struct kv_entry")
+    assert entry["defined_at"]["file"] == "kvsnap/kv.h"
+    bad = run_tool(db, "kv_load_snapshot", "--root", str(tmp_path / "nowhere"))
+    assert bad.returncode == 1 and "--root" in bad.stderr and "nowhere" in bad.stderr
