@@ -857,8 +857,11 @@ void unifyTypeKeys(ProgramFacts &facts) {
 } // namespace
 
 bool collectFacts(const tooling::CompilationDatabase &db, const std::vector<std::string> &files,
-                  unsigned threads, ProgramFacts &facts) {
+                  unsigned threads, ProgramFacts &facts,
+                  const std::function<void(size_t, size_t)> &progress) {
   threads = std::max(1u, std::min<unsigned>(threads, files.size()));
+  std::mutex progressLock;
+  size_t done = 0;
   std::vector<ProgramFacts> parts(threads);
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < threads; ++t) {
@@ -877,6 +880,8 @@ bool collectFacts(const tooling::CompilationDatabase &db, const std::vector<std:
         tool.setPrintErrorMessage(false);
         FactsFactory factory(parts[t]);
         if (tool.run(&factory) != 0) parts[t].failedUnits++;
+        std::lock_guard<std::mutex> hold(progressLock);
+        progress(++done, files.size());
       }
     });
   }

@@ -1,0 +1,102 @@
+"""cairn analyze's command line: the compilation database it is given (made
+by --make, malformed, stale, hand-written), its option values and its
+progress output. Each test starts from a defect a user-style probe found."""
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_analyze import BUILD, HERE, ROOT, TOOL, database, one_file_database, run_tool
+
+pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} is not built")
+
+SOURCE = ("#include <stdlib.h>\nstruct rec { int a; int b; };\nstruct rec *root;\n"
+          "void load(void) { root = malloc(sizeof *root); root->a = 1; }\n")
+
+
+def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, CAIRN_BUILD=str(BUILD), PYTHONPATH=str(ROOT / "python"))
+    return subprocess.run([sys.executable, "-m", "cairn.cli", "analyze", *args],
+                          capture_output=True, text=True, env=env, cwd=cwd)
+
+
+@pytest.mark.parametrize("text,problem", [("[{", "not valid JSON"),
+                                          ('{"file": "m.c"}', "not a JSON array"),
+                                          ('[{"file": "m.c"}]', 'entry 1 has no "directory"')])
+def test_malformed_database_is_one_line(tmp_path, text, problem):
+    """It was reported as "no compile_commands.json" followed by LLVM's text."""
+    (tmp_path / "compile_commands.json").write_text(text)
+    for res in (run_tool(tmp_path, "load"), cli("--load", "load", "-p", str(tmp_path))):
+        assert res.returncode == 2
+        lines = res.stderr.splitlines()
+        assert len(lines) == 1, res.stderr
+        assert problem in lines[0] and "compile_commands.json" in lines[0]
+        assert "no compile_commands.json" not in lines[0] and "regenerate" in lines[0]
+
+
+def test_missing_source_files_are_named_one_line_each(tmp_path):
+    """A stale database printed clang's raw lines and exited 1 (undocumented)."""
+    db = one_file_database(tmp_path, SOURCE)
+    entries = json.loads((db / "compile_commands.json").read_text())
+    gone = [dict(entries[0], file=f"gone{i}.c") for i in range(2)]
+    (db / "compile_commands.json").write_text(json.dumps(entries + gone))
+    res = run_tool(db, "load", "--json")
+    assert res.returncode == 0
+    lines = res.stderr.splitlines()
+    assert len(lines) == 2, res.stderr
+    for i, line in enumerate(lines):
+        assert f"gone{i}.c" in line and "does not exist" in line and "stale" in line
+    assert "struct rec" in {t["name"] for t in json.loads(res.stdout)["types"]}
+    # nothing left to analyze: no usable database
+    (db / "compile_commands.json").write_text(json.dumps(gone))
+    res = run_tool(db, "load")
+    assert res.returncode == 2 and "none of the 2 C files" in res.stderr, res.stderr
+    assert "error:" not in res.stderr
+
+
+def test_relative_directory_is_resolved_against_the_database(tmp_path):
+    """"directory": "." means the database's directory, not the caller's."""
+    (tmp_path / "proj").mkdir()
+    db = one_file_database(tmp_path / "proj", SOURCE)
+    (db / "compile_commands.json").write_text(json.dumps(
+        [{"directory": ".", "file": "m.c", "arguments": ["cc", "-c", "m.c"]}]))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = run_tool(db, "load", "--json", cwd=elsewhere)
+    assert res.returncode == 0, res.stderr
+    rec = next(t for t in json.loads(res.stdout)["types"] if t["name"] == "struct rec")
+    assert rec["reported"] and rec["defined_at"]["file"] == "m.c"
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+    """1500 TUs took 32 s without a word. Not on a terminal, a line every
+    100 TUs goes to stderr; stdout still carries only the JSON."""
+    n = 250
+    entries = []
+    for i in range(n):
+        (tmp_path / f"u{i}.c").write_text(f"struct s{i} {{ int v; }};\nvoid f{i}(struct s{i} *p) {{ p->v = 1; }}\n")
+        entries.append({"directory": str(tmp_path), "file": f"u{i}.c", "arguments": ["cc", "-c", f"u{i}.c"]})
+    (tmp_path / "compile_commands.json").write_text(json.dumps(entries))
+    res = run_tool(tmp_path, "f0", "--json", "-j", "1")
+    assert res.returncode == 0
+    json.loads(res.stdout)
+    progress = [ln for ln in res.stderr.splitlines() if "translation units" in ln]
+    assert [ln.split()[2] for ln in progress] == ["100/250", "200/250"], res.stderr
+
+
+def test_progress_in_place_on_a_terminal(tmp_path):
+    db = database(tmp_path, "kvsnap")
+    master, slave = pty.openpty()
+    res = subprocess.run([str(TOOL), "--load", "kv_load_snapshot", "-p", str(db), "--json"],
+                         stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    err = os.read(master, 65536).decode()
+    os.close(master)
+    assert res.returncode == 0
+    json.loads(res.stdout)
+    assert "\rcairn-analyze: parsed 2/2 translation units" in err, repr(err)
+    assert err.endswith("\r\x1b[K"), repr(err)  # the line is cleared for what follows
