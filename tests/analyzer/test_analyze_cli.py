@@ -4,6 +4,7 @@ progress output. Each test starts from a defect a user-style probe found."""
 import json
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,52 @@ def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, CAIRN_BUILD=str(BUILD), PYTHONPATH=str(ROOT / "python"))
     return subprocess.run([sys.executable, "-m", "cairn.cli", "analyze", *args],
                           capture_output=True, text=True, env=env, cwd=cwd)
+
+
+needs_bear = pytest.mark.skipif(not shutil.which("bear") or not shutil.which("make"),
+                                reason="needs bear and make")
+
+
+def kvsnap_with_makefile(tmp_path: Path, recipe: str = "$(CC) -o $@ $^") -> Path:
+    src = tmp_path / "kv"
+    shutil.copytree(HERE / "programs" / "kvsnap", src)
+    (src / "Makefile").write_text(f"kvsnap: table.o snapshot.o\n\t{recipe}\n")
+    return src
+
+
+@needs_bear
+def test_make_twice_keeps_the_database(tmp_path):
+    """On an up-to-date build bear saw no compiles and wrote "[]" over the
+    database; the analysis then failed. The second run keeps what was there."""
+    src = kvsnap_with_makefile(tmp_path)
+    args = ("--make", "--load", "kv_load_snapshot", "-p", str(src), "--json")
+    assert cli(*args).returncode == 0
+    again = cli(*args)
+    assert again.returncode == 0, again.stderr
+    assert "kept the existing compile_commands.json (2 entries)" in again.stderr
+    assert len(json.loads((src / "compile_commands.json").read_text())) == 2
+    names = {t["name"] for t in json.loads(again.stdout)["types"] if t["reported"]}
+    assert "struct kv_entry" in names
+
+
+@needs_bear
+def test_make_with_nothing_to_compile_and_no_database_says_how(tmp_path):
+    src = kvsnap_with_makefile(tmp_path)
+    subprocess.run(["make"], cwd=src, capture_output=True, check=True)
+    res = cli("--make", "--load", "kv_load_snapshot", "-p", str(src))
+    assert res.returncode == 2
+    assert "compiled nothing" in res.stderr and "make clean" in res.stderr, res.stderr
+
+
+@needs_bear
+def test_failed_build_has_its_own_exit_code(tmp_path):
+    """make exits 2 on a failed build, which read as the tool's own 2 (no
+    compilation database). A failed --make build now exits 4 and names the
+    build's status."""
+    src = kvsnap_with_makefile(tmp_path, recipe="false")
+    res = cli("--make", "--load", "kv_load_snapshot", "-p", str(src))
+    assert res.returncode == 4, res.stderr
+    assert "the build under bear failed (make exited with 2)" in res.stderr
 
 
 @pytest.mark.parametrize("text,problem", [("[{", "not valid JSON"),
@@ -70,6 +117,16 @@ def test_relative_directory_is_resolved_against_the_database(tmp_path):
     assert res.returncode == 0, res.stderr
     rec = next(t for t in json.loads(res.stdout)["types"] if t["name"] == "struct rec")
     assert rec["reported"] and rec["defined_at"]["file"] == "m.c"
+
+
+@pytest.mark.parametrize("args,message", [(("-j", "x"), "argument -j: 'x' is not a whole number"),
+                                          (("-j", "0"), "argument -j: 0 must be at least 1"),
+                                          (("--max-targets", "-1"),
+                                           "argument --max-targets: -1 must be 0 or more")])
+def test_bad_option_values_get_the_cli_message(tmp_path, args, message):
+    res = cli("--load", "load", "-p", str(tmp_path), *args)
+    assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert "value invalid" not in res.stderr and "for the" not in res.stderr
 
 
 def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
