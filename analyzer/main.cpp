@@ -116,7 +116,8 @@ int main(int argc, const char **argv) {
   }
   std::vector<std::string> files;
   if (sources.empty()) {
-    files = db->getAllFiles();
+    files = db->getAllFiles();  // in hash order: sorted, so warnings come in a stable order
+    std::sort(files.begin(), files.end());
   } else {
     for (const std::string &s : sources) {
       SmallString<256> abs(s);
