@@ -29,12 +29,20 @@ struct CallEdge {
 
 // Evidence chains longer than this many functions lower the rank.
 constexpr size_t kNearDepth = 6;
+// An evidence chain keeps at most this many steps: the load function, a
+// mark saying how many calls were cut out, and the calls nearest the write.
+constexpr size_t kMaxChain = 1000;
 
 class Analyzer {
 public:
   Analyzer(const ProgramFacts &f, const AnalysisOptions &o) : facts_(f), opts_(o) {
     res_.options = o;
     res_.appTypes = facts_.types.size();
+    for (const auto &[key, f] : facts_.functions) {
+      std::vector<std::string> &keys = byName_[functionName(key)];
+      keys.push_back(key);
+      if (keys.size() > 1) res_.sharedNames.insert(functionName(key));
+    }
   }
 
   AnalysisResult run() {
@@ -128,20 +136,48 @@ private:
     return opts_.nvmoveOnly || (!f.writesGlobal && !f.returnsPointerOrRecord);
   }
 
+  // The functions --load or --skip names: a name stands for every function
+  // of that name (static ones in several files).
+  std::vector<std::string> keysNamed(const std::string &name) const {
+    auto it = byName_.find(name);
+    return it == byName_.end() ? std::vector<std::string>{} : it->second;
+  }
+
+  // Up to three function names a mistyped one may have meant, closest first.
+  std::vector<std::string> similarNames(const std::string &name) const {
+    unsigned most = std::max<unsigned>(2, name.size() / 4);
+    std::vector<std::pair<unsigned, std::string>> near;
+    for (const auto &[other, keys] : byName_) {
+      unsigned d = llvm::StringRef(name).edit_distance(other, true, most);
+      if (d <= most) near.push_back({d, other});
+    }
+    std::sort(near.begin(), near.end());
+    std::vector<std::string> out;
+    for (size_t i = 0; i < near.size() && i < 3; ++i) out.push_back(near[i].second);
+    return out;
+  }
+
   void walkFromLoads() {
     std::deque<std::string> fifo;
     for (const std::string &l : opts_.loads) {
-      if (!facts_.functions.count(l)) {
-        res_.missingLoads.push_back(l);
-        continue;
+      std::vector<std::string> keys = keysNamed(l);
+      if (keys.empty()) res_.missingLoads.push_back(l);
+      for (const std::string &k : keys) {
+        loads_.insert(k);
+        if (parent_.emplace(k, CallStep{k, {}}).second) fifo.push_back(k);
       }
-      if (parent_.emplace(l, CallStep{l, {}}).second) fifo.push_back(l);
     }
-    std::set<std::string> loads(opts_.loads.begin(), opts_.loads.end());
+    const std::set<std::string> &loads = loads_;
     for (const std::string &s : opts_.skip) {
-      parent_.emplace(s, CallStep{s, {}});
-      skipped_.insert(s);
+      std::vector<std::string> keys = keysNamed(s);
+      if (keys.empty()) res_.unknownSkips.push_back(s);
+      for (const std::string &k : keys) {
+        parent_.emplace(k, CallStep{k, {}});
+        skipped_.insert(k);
+      }
     }
+    for (const auto &names : {res_.missingLoads, res_.unknownSkips})
+      for (const std::string &n : names) res_.similarNames[n] = similarNames(n);
     while (!fifo.empty()) {
       std::string name = fifo.front();
       fifo.pop_front();
@@ -185,17 +221,31 @@ private:
     }
   }
 
+  // Functions from the load function to `fn`, both included. parent_ is a
+  // tree (a function is entered once, by a function already entered), so
+  // the walk up ends at a load function.
+  size_t depthOf(const std::string &fn) const {
+    size_t n = 1;
+    for (std::string cur = fn; parent_.at(cur).function != cur; cur = parent_.at(cur).function) ++n;
+    return n;
+  }
+
   std::vector<CallStep> chainTo(const std::string &fn) const {
     std::vector<CallStep> chain;
-    std::string cur = fn;
-    SrcLoc at;
-    for (int guard = 0; guard < 1000; ++guard) {
+    for (std::string cur = fn;;) {
       const CallStep &p = parent_.at(cur);
       chain.push_back({cur, p.callSite});
       if (p.function == cur) break;
       cur = p.function;
     }
     std::reverse(chain.begin(), chain.end());
+    if (chain.size() > kMaxChain) {
+      size_t keep = kMaxChain - 2;  // besides the load function and the mark
+      CallStep mark;
+      mark.omitted = chain.size() - 1 - keep;
+      chain.erase(chain.begin() + 1, chain.end() - keep);
+      chain.insert(chain.begin() + 1, mark);
+    }
     return chain;
   }
 
@@ -304,7 +354,7 @@ private:
   }
   bool sameLayoutFamily(const TypeFacts &a, const TypeFacts &b) const {
     if (a.fields.size() != b.fields.size() || a.fields.size() < 2) return false;
-    if (stripDigits(a.key) != stripDigits(b.key) && a.fields.size() < 3) return false;
+    if (stripDigits(typeTag(a.key)) != stripDigits(typeTag(b.key)) && a.fields.size() < 3) return false;
     for (size_t i = 0; i < a.fields.size(); ++i) {
       const FieldInfo &x = a.fields[i], &y = b.fields[i];
       if (x.name != y.name) return false;
@@ -332,7 +382,8 @@ private:
         if (!sameLayoutFamily(facts_.types.at(rep.key), facts_.types.at(other.key))) continue;
         rep.variants.push_back(other.key);
         other.reported = false;
-        other.dropReason = "layout variant of " + rep.key + " (folded)";
+        other.dropReason = "layout variant (folded)";
+        other.foldedInto = rep.key;
         folded_[other.key] = rep.key;
         rep.evidence.insert(rep.evidence.end(), other.evidence.begin(), other.evidence.end());
         std::stable_sort(rep.evidence.begin(), rep.evidence.end(), [](const Evidence &a, const Evidence &b) {
@@ -366,7 +417,7 @@ private:
   // candidates, and are never themselves written back to a file.
   void dropIterators() {
     std::set<std::string> loadSig;
-    for (const std::string &l : opts_.loads)
+    for (const std::string &l : loads_)
       if (auto it = facts_.functions.find(l); it != facts_.functions.end())
         loadSig.insert(it->second.signatureTypes.begin(), it->second.signatureTypes.end());
     // Fixpoint: a struct held only by iterators does not make them escape.
@@ -412,7 +463,7 @@ private:
     // State handed to or returned by a load function outlives it, and so do
     // main's locals.
     std::set<std::string> escapes;
-    for (const std::string &l : opts_.loads)
+    for (const std::string &l : loads_)
       if (auto it = facts_.functions.find(l); it != facts_.functions.end())
         escapes.insert(it->second.signatureTypes.begin(), it->second.signatureTypes.end());
     if (auto it = facts_.functions.find("main"); it != facts_.functions.end())
@@ -487,7 +538,7 @@ private:
       // State is rebuilt near the load function; writes found only deep in
       // the call graph are usually generic machinery the load happens to run.
       size_t depth = SIZE_MAX;
-      for (const auto &[fn, w] : writes) depth = std::min(depth, chainTo(fn).size());
+      for (const auto &[fn, w] : writes) depth = std::min(depth, depthOf(fn));
       if (depth > kNearDepth) {
         double p = std::min(0.2, 0.05 * double(depth - kNearDepth));
         s -= p;
@@ -557,6 +608,8 @@ private:
   std::map<std::string, std::string> folded_;
   std::set<std::string> allocators_;
   std::set<std::string> directReach_, skipped_;
+  std::set<std::string> loads_;                              // keys of the load functions
+  std::map<std::string, std::vector<std::string>> byName_;  // function name -> keys
 };
 
 } // namespace

@@ -18,6 +18,7 @@ struct AnalysisOptions {
 struct CallStep {
   std::string function;
   SrcLoc callSite;  // where the previous function calls this one (empty for a load function)
+  size_t omitted = 0;  // > 0: not a call but the mark where this many calls were cut out
 };
 
 struct Evidence {
@@ -38,7 +39,8 @@ struct TypeResult {
   double confidence = 0;
   std::string level;               // high / medium / low
   bool reported = true;            // false: dropped by a refinement
-  std::string dropReason;          // iterator / stack-only
+  std::string dropReason;          // iterator / stack-only / layout variant
+  std::string foldedInto;          // the type a layout variant is folded into
   std::vector<std::string> variants; // layout variants folded into this entry
   std::vector<std::string> reasons;  // how the confidence was reached
   std::vector<Evidence> evidence;    // best first, at most a few
@@ -51,6 +53,9 @@ struct TypeResult {
 struct AnalysisResult {
   AnalysisOptions options;
   std::vector<std::string> missingLoads;
+  std::vector<std::string> unknownSkips;   // --skip names no function has
+  std::map<std::string, std::vector<std::string>> similarNames; // for each of those two: close names
+  std::set<std::string> sharedNames;       // names of several functions (static ones in different files)
   std::vector<std::string> visited;        // in FIFO order
   unsigned skippedOptA = 0;                // NVMOVE optimization (a)
   unsigned libcCallsSummarized = 0;        // optimizations (b)/(c)

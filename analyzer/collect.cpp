@@ -113,10 +113,11 @@ public:
     if (!fd->doesThisDeclarationHaveABody() || !isApp(fd))
       return RecursiveASTVisitor::TraverseFunctionDecl(fd);
     std::string def = locOf(fd->getLocation()).str();
-    FunctionFacts &f = facts_.functions[fd->getNameAsString()];
+    std::string key = functionKey(fd);
+    FunctionFacts &f = facts_.functions[key];
     if (f.definedAt.count(def)) return true; // same inline body from a header
     f.definedAt.insert(def);
-    f.name = fd->getNameAsString();
+    f.name = key;
     if (f.loc.file.empty()) f.loc = locOf(fd->getLocation());
     f.numParams = std::max<unsigned>(f.numParams, fd->getNumParams());
     for (const ParmVarDecl *p : fd->parameters()) {
@@ -163,7 +164,7 @@ public:
   bool VisitDeclRefExpr(DeclRefExpr *dre) {
     const auto *fd = dyn_cast<FunctionDecl>(dre->getDecl());
     if (!fd || calleeRefs_.count(dre)) return true;
-    facts_.addressTaken[fd->getNameAsString()] = signature(fd->getType());
+    facts_.addressTaken[functionKey(fd)] = signature(fd->getType());
     return true;
   }
 
@@ -173,8 +174,9 @@ public:
     const Expr *callee = ce->getCallee()->IgnoreParenImpCasts();
     if (const auto *dre = dyn_cast<DeclRefExpr>(callee)) calleeRefs_.insert(dre);
     const FunctionDecl *fd = ce->getDirectCallee();
+    std::string name = fd ? fd->getNameAsString() : std::string();
     if (fd) {
-      cs.callee = fd->getNameAsString();
+      cs.callee = functionKey(fd);
     } else {
       cs.slot = slotOf(callee);
       QualType ct = callee->getType();
@@ -189,10 +191,10 @@ public:
       else if (fd && !cs.callee.empty())
         noteFunctionPointerFlow("param:" + cs.callee + "#" + std::to_string(i), a);
     }
-    if (fd && (isLibcFunction(cs.callee) || StringRef(cs.callee).contains_insensitive("free")))
+    if (fd && (isLibcFunction(name) || StringRef(name).contains_insensitive("free")))
       for (const Expr *a : ce->arguments()) benignCasts_.insert(a);
     if (!fn_) return true;
-    if (fd) libcEffects(cs.callee, ce);
+    if (fd) libcEffects(name, ce);
     if (!fd || isApp(fd)) {
       // A buffer handed to an application function may be filled from the
       // other arguments (serialize_entry(buf, e)): note it for back-tracking.
@@ -243,7 +245,10 @@ private:
     l = sm_.getExpansionLoc(l);
     PresumedLoc p = sm_.getPresumedLoc(l);
     if (p.isInvalid()) return s;
+    // Absolute: a database's relative file names are relative to each
+    // command's own directory, so "a.c" of two directories would be one.
     llvm::SmallString<256> path(p.getFilename());
+    sm_.getFileManager().makeAbsolutePath(path);
     llvm::sys::path::remove_dots(path, true);
     s.file = std::string(path);
     s.line = p.getLine();
@@ -257,14 +262,32 @@ private:
     return !f.starts_with("/usr/");
   }
 
+  // A function's key in ProgramFacts (see FunctionFacts::name): a static
+  // function is keyed by the file of its definition too, so that two of the
+  // same name in different files stay apart, while a static inline body in a
+  // header is one function however many files include it.
+  std::string functionKey(const FunctionDecl *fd) const {
+    if (fd->isExternallyVisible()) return fd->getNameAsString();
+    const FunctionDecl *def = fd->getDefinition();
+    return fd->getNameAsString() + "@" + locOf((def ? def : fd)->getLocation()).file;
+  }
+
+  // A struct's key: its tag (or typedef name) and, where this TU has its
+  // definition, the definition's place: "struct rec@/src/a.c:7". Two files
+  // may define different structs under one tag; unifyTypeKeys() shortens
+  // the key to the tag alone when the program has one definition of it.
   std::string recordKey(const RecordDecl *rd) const {
-    if (const RecordDecl *def = rd->getDefinition()) rd = def;
+    const RecordDecl *def = rd->getDefinition();
+    if (def) rd = def;
+    std::string tag;
     if (rd->getIdentifier())
-      return std::string(rd->isUnion() ? "union " : "struct ") + rd->getName().str();
-    if (const TypedefNameDecl *td = rd->getTypedefNameForAnonDecl())
-      return td->getNameAsString();
-    return std::string("(anonymous ") + (rd->isUnion() ? "union" : "struct") +
-           " at " + locOf(rd->getLocation()).str() + ")";
+      tag = std::string(rd->isUnion() ? "union " : "struct ") + rd->getName().str();
+    else if (const TypedefNameDecl *td = rd->getTypedefNameForAnonDecl())
+      tag = td->getNameAsString();
+    else
+      return std::string("(anonymous ") + (rd->isUnion() ? "union" : "struct") +
+             " at " + locOf(rd->getLocation()).str() + ")";
+    return def ? tag + "@" + locOf(def->getLocation()).str() : tag;
   }
 
   // The application struct a type is or reaches through pointers/arrays.
@@ -323,7 +346,7 @@ private:
     return "field:" + recordKey(f->getParent()) + "::" + f->getNameAsString();
   }
   std::string paramSlot(const FunctionDecl *fd, unsigned i) const {
-    return "param:" + fd->getNameAsString() + "#" + std::to_string(i);
+    return "param:" + functionKey(fd) + "#" + std::to_string(i);
   }
   std::string varSlot(const VarDecl *vd) const {
     if (const auto *pv = dyn_cast<ParmVarDecl>(vd)) {
@@ -332,7 +355,7 @@ private:
       return {};
     }
     if (vd->hasGlobalStorage() && !vd->isStaticLocal()) return "var:" + vd->getNameAsString();
-    return "local:" + (fnDecl_ ? fnDecl_->getNameAsString() : std::string()) + ":" +
+    return "local:" + (fnDecl_ ? functionKey(fnDecl_) : std::string()) + ":" +
            vd->getNameAsString();
   }
   std::string slotOf(const Expr *e) const {
@@ -365,7 +388,7 @@ private:
     }
     if (const auto *dre = dyn_cast<DeclRefExpr>(v))
       if (const auto *fd = dyn_cast<FunctionDecl>(dre->getDecl())) {
-        facts_.slotTargets[slot].insert(fd->getNameAsString());
+        facts_.slotTargets[slot].insert(functionKey(fd));
         return;
       }
     QualType t = v->getType();
@@ -382,6 +405,17 @@ private:
     bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *) { return true; }
     bool VisitMemberExpr(MemberExpr *me) {
       add(me->getBase()->getType());
+      return true;
+    }
+    // A field holding a pointer to a struct hands on the struct pointed to,
+    // not the one holding the pointer: fwrite(D->r, ...) writes a struct rec,
+    // and D is only the way to it. (A char * field, fwrite(e->key, ...),
+    // still credits e's type: the string is e's data.)
+    bool TraverseMemberExpr(MemberExpr *me) {
+      bool viaPointer = false;
+      std::string t = o_.appStruct(me->getType(), &viaPointer);
+      if (t.empty() || !viaPointer) return RecursiveASTVisitor::TraverseMemberExpr(me);
+      v_.types.insert(t);
       return true;
     }
     bool VisitUnaryOperator(UnaryOperator *uo) {
@@ -440,10 +474,13 @@ private:
   // ---- writes
   template <typename Node>
   void addWrite(const std::string &type, WriteKind k, const std::string &via,
-                const Node *node, SourceLocation l) {
+                const Node *node, SourceLocation l, const std::string &truncated = {}) {
     if (type.empty()) return;
-    fn_->writes.push_back({type, k, via, text(node), locOf(l)});
+    fn_->writes.push_back({type, k, via, text(node), locOf(l), truncated});
   }
+
+  // Member accesses followed from a modified lvalue inwards (a.b.c...).
+  static constexpr int kMaxMemberPath = 32;
 
   // `e` is modified. Walk the lvalue from the outside in: each '.' access
   // modifies the enclosing object too; '->', '*' and subscripts of pointers
@@ -476,7 +513,8 @@ private:
         return;
       }
     }
-    for (int guard = 0; guard < 32; ++guard) {
+    int level = 0;
+    for (; level < kMaxMemberPath; ++level) {
       e = e->IgnoreParenCasts();
       if (const auto *me = dyn_cast<MemberExpr>(e)) {
         QualType bt = me->getBase()->getType();
@@ -515,6 +553,10 @@ private:
         break;
       }
     }
+    std::string truncated;
+    if (level == kMaxMemberPath)
+      truncated = "member path cut after " + std::to_string(kMaxMemberPath) +
+                  " levels: the types of the outer levels are not credited";
     if (root == Global) fn_->writesGlobal = true;
     std::set<std::string> seen;
     for (const auto &[t, member] : chain) {
@@ -523,7 +565,7 @@ private:
       if (pointerVar) k = WriteKind::PointerVar;
       else if (root == Local) k = WriteKind::LocalValue;
       else k = member ? WriteKind::Field : WriteKind::Object;
-      addWrite(t, k, via, s, s->getBeginLoc());
+      addWrite(t, k, via, s, s->getBeginLoc(), truncated);
     }
   }
 
@@ -606,7 +648,7 @@ private:
     if (type.empty() || !fn_) return;
     const auto *ce = dyn_cast<CallExpr>(rhs->IgnoreParenCasts());
     if (!ce || !ce->getDirectCallee()) return;
-    facts_.allocs.push_back({type, ce->getDirectCallee()->getNameAsString(), text(node),
+    facts_.allocs.push_back({type, functionKey(ce->getDirectCallee()), text(node),
                              fn_->name, locOf(l), false});
   }
 
@@ -685,9 +727,10 @@ void mergeValue(std::map<std::string, ValueInfo> &into, const std::map<std::stri
   for (const auto &[k, v] : from) into[k].merge(v);
 }
 
-// Merge one thread's facts into the program's. Functions defined in several
-// TUs (static functions of the same name, inline bodies in headers) are
-// united: more facts can only add candidates, never lose one.
+// Merge one thread's facts into the program's. A function defined in several
+// TUs (an inline body in a header) is united: more facts can only add
+// candidates, never lose one. Static functions of the same name in different
+// files have different keys and stay apart.
 void mergeFacts(ProgramFacts &into, ProgramFacts &&from) {
   for (auto &[name, f] : from.functions) {
     auto it = into.functions.find(name);
@@ -727,11 +770,98 @@ void mergeFacts(ProgramFacts &into, ProgramFacts &&from) {
   if (into.firstError.empty()) into.firstError = from.firstError;
 }
 
+// Every place phase 1 writes a type key, renamed by `rename`.
+void renameTypeKeys(ProgramFacts &facts, const std::map<std::string, std::string> &rename) {
+  auto key = [&](std::string &k) {
+    auto it = rename.find(k);
+    if (it != rename.end()) k = it->second;
+  };
+  auto keys = [&](std::set<std::string> &s) {
+    std::set<std::string> out;
+    for (std::string k : s) {
+      key(k);
+      out.insert(std::move(k));
+    }
+    s = std::move(out);
+  };
+  auto slot = [&](std::string &sl) {  // "field:<type key>::<field>"
+    size_t end = sl.rfind("::");
+    if (!StringRef(sl).starts_with("field:") || end == std::string::npos) return;
+    std::string k = sl.substr(6, end - 6);
+    key(k);
+    sl = "field:" + k + sl.substr(end);
+  };
+  auto slotMap = [&](auto &m) {
+    std::remove_reference_t<decltype(m)> out;
+    for (auto &[sl, v] : m) {
+      std::string k = sl;
+      slot(k);
+      out[k].insert(v.begin(), v.end());
+    }
+    m = std::move(out);
+  };
+  for (auto &[name, f] : facts.functions) {
+    for (Write &w : f.writes) key(w.type);
+    for (CallSite &c : f.calls) {
+      slot(c.slot);
+      for (ValueInfo &v : c.args) keys(v.types);
+    }
+    for (SinkUse &u : f.sinks) keys(u.data.types);
+    for (auto &[l, v] : f.localFills) keys(v.types);
+    keys(f.signatureTypes);
+    keys(f.localValueTypes);
+  }
+  std::map<std::string, TypeFacts> types;
+  for (auto &[k, t] : facts.types) {
+    key(t.key);
+    for (FieldInfo &fi : t.fields) key(fi.target);
+    types.emplace(t.key, std::move(t));
+  }
+  facts.types = std::move(types);
+  slotMap(facts.slotTargets);
+  slotMap(facts.slotEdges);
+  for (auto &[src, dsts] : facts.slotEdges) {
+    std::set<std::string> out;
+    for (std::string d : dsts) {
+      slot(d);
+      out.insert(std::move(d));
+    }
+    dsts = std::move(out);
+  }
+  keys(facts.untypedEscapes);
+  keys(facts.castTargets);
+  keys(facts.globalTypes);
+  std::map<std::string, std::string> globals;
+  for (const auto &[k, g] : facts.globalOfType) {
+    std::string renamed = k;
+    key(renamed);
+    globals.emplace(renamed, g);
+  }
+  facts.globalOfType = std::move(globals);
+  for (AllocSite &a : facts.allocs) key(a.type);
+}
+
+// A tag defined once in the program (the usual case: in a header) is keyed
+// by the tag alone, which also joins the TUs that only declare it. A tag
+// with several definitions (struct rec of a.c and of b.c, different
+// layouts) keeps one key per definition: they are different types.
+void unifyTypeKeys(ProgramFacts &facts) {
+  std::map<std::string, std::vector<std::string>> definitions;
+  for (const auto &[k, t] : facts.types) definitions[typeTag(k)].push_back(k);
+  std::map<std::string, std::string> rename;
+  for (const auto &[tag, keys] : definitions)
+    if (keys.size() == 1 && keys[0] != tag) rename[keys[0]] = tag;
+  renameTypeKeys(facts, rename);
+}
+
 } // namespace
 
 bool collectFacts(const tooling::CompilationDatabase &db, const std::vector<std::string> &files,
-                  unsigned threads, ProgramFacts &facts) {
+                  unsigned threads, ProgramFacts &facts,
+                  const std::function<void(size_t, size_t)> &progress) {
   threads = std::max(1u, std::min<unsigned>(threads, files.size()));
+  std::mutex progressLock;
+  size_t done = 0;
   std::vector<ProgramFacts> parts(threads);
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < threads; ++t) {
@@ -750,11 +880,14 @@ bool collectFacts(const tooling::CompilationDatabase &db, const std::vector<std:
         tool.setPrintErrorMessage(false);
         FactsFactory factory(parts[t]);
         if (tool.run(&factory) != 0) parts[t].failedUnits++;
+        std::lock_guard<std::mutex> hold(progressLock);
+        progress(++done, files.size());
       }
     });
   }
   for (std::thread &w : workers) w.join();
   for (ProgramFacts &p : parts) mergeFacts(facts, std::move(p));
+  unifyTypeKeys(facts);
   return facts.translationUnits > 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include "facts.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,11 @@ class CompilationDatabase;
 namespace cairn {
 
 // Parses each file (syntax only) on `threads` threads and merges what every
-// TU says into `facts`. Returns false only if no TU could be parsed at all.
+// TU says into `facts`; `progress(done, total)` is called after each file,
+// one call at a time. Returns false only if no TU could be parsed at all.
 bool collectFacts(const clang::tooling::CompilationDatabase &db,
                   const std::vector<std::string> &files, unsigned threads,
-                  ProgramFacts &facts);
+                  ProgramFacts &facts, const std::function<void(size_t, size_t)> &progress);
 
 // libc knowledge (NVMOVE optimizations (b) and (c)).
 // Arguments a libc call writes through; -1 terminates; a value >= 100 means

@@ -7,7 +7,8 @@
 // write-like sinks, and where it allocates. Phase 2 (analysis.cpp) runs the
 // NVMOVE walk and cairn's refinements over these facts alone, so no AST is
 // kept alive and the TUs can be parsed in parallel. Everything here is plain
-// strings, so facts from different TUs merge by name.
+// strings, so facts from different TUs merge by name (a static function's
+// name carries its file: see FunctionFacts::name).
 #pragma once
 
 #include <map>
@@ -39,6 +40,7 @@ struct Write {
   std::string via;       // "assignment", "++", "memcpy", ...
   std::string text;      // the statement, shortened
   SrcLoc loc;
+  std::string truncated; // what the walk of the lvalue left out, if it was cut
 };
 
 // What an expression handed to a call or a sink is made of: the
@@ -79,6 +81,8 @@ struct AllocSite {
 };
 
 struct FunctionFacts {
+  // The key: the function's name, or name@file (the file of its definition)
+  // for a static function, since two files may each have their own.
   std::string name;
   SrcLoc loc;
   unsigned numParams = 0;
@@ -95,6 +99,20 @@ struct FunctionFacts {
   std::set<std::string> localValueTypes;
 };
 
+// The parts of a function key: "reset@/src/b.c" -> "reset" and "/src/b.c".
+inline std::string functionName(const std::string &key) { return key.substr(0, key.find('@')); }
+inline std::string functionFile(const std::string &key) {
+  size_t at = key.find('@');
+  return at == std::string::npos ? std::string() : key.substr(at + 1);
+}
+
+// The tag of a struct key: "struct rec@/src/a.c:7" -> "struct rec" (a key
+// carries its definition's place only when two files define the tag).
+inline std::string typeTag(const std::string &key) {
+  if (key.rfind("(anonymous", 0) == 0) return key;
+  return key.substr(0, key.find('@'));
+}
+
 struct FieldInfo {
   std::string name;
   std::string typeText;   // canonical type spelling
@@ -105,7 +123,8 @@ struct FieldInfo {
 };
 
 struct TypeFacts {
-  std::string key;          // "struct entry", or a typedef name for an anonymous struct
+  std::string key;          // "struct entry", or a typedef name for an anonymous struct;
+                            // "struct entry@file:line" when files define the tag differently
   std::set<std::string> aliases; // typedef names
   SrcLoc loc;
   bool isUnion = false;
@@ -114,8 +133,8 @@ struct TypeFacts {
 
 // Everything phase 1 learns about the program.
 struct ProgramFacts {
-  std::map<std::string, FunctionFacts> functions;   // by name (first definition wins)
-  std::map<std::string, TypeFacts> types;           // application struct types by key
+  std::map<std::string, FunctionFacts> functions;   // by key (FunctionFacts::name)
+  std::map<std::string, TypeFacts> types;           // application struct types by key (TypeFacts::key)
   std::set<std::string> declaredFunctions;          // functions declared anywhere (incl. libc)
   // Function-pointer points-to, field- and variable-based: slot -> functions.
   std::map<std::string, std::set<std::string>> slotTargets;

@@ -5,15 +5,20 @@
 //   cairn-analyze --load rdbLoad -p build/ [--json] [--suggest] [files...]
 #include "analysis.h"
 #include "collect.h"
+#include "database.h"
 #include "report.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 using namespace llvm;
@@ -41,6 +46,38 @@ static cl::opt<unsigned> threads("j", cl::desc("Parser threads (default: all cor
 static cl::opt<std::string> rootDir("root", cl::desc("Print paths relative to this directory (default: common source directory)"),
                                     cl::cat(category));
 
+// Parsing a large program takes a while (1500 TUs: half a minute). How far
+// it got goes to stderr, never stdout (the report, --json): on a terminal one
+// line rewritten in place and cleared at the end, elsewhere (a log) a line
+// every kProgressEvery TUs.
+class Progress {
+public:
+  static constexpr size_t kProgressEvery = 100;
+  explicit Progress(std::chrono::steady_clock::time_point start)
+      : start_(start), terminal_(sys::Process::StandardErrIsDisplayed()) {}
+  void operator()(size_t done, size_t total) {
+    auto now = std::chrono::steady_clock::now();
+    if (terminal_) {
+      if (done != total && now - shown_ < std::chrono::milliseconds(100)) return;
+      shown_ = now;
+      errs() << "\rcairn-analyze: parsed " << done << "/" << total << " translation units";
+      pending_ = true;
+    } else if (done % kProgressEvery == 0) {
+      errs() << "cairn-analyze: parsed " << done << "/" << total << " translation units ("
+             << format("%.1f", std::chrono::duration<double>(now - start_).count()) << " s)\n";
+    }
+  }
+  void finish() {
+    if (pending_) errs() << "\r\x1b[K";
+    pending_ = false;
+  }
+
+private:
+  std::chrono::steady_clock::time_point start_, shown_;
+  bool terminal_;
+  bool pending_ = false;
+};
+
 static std::string commonDirectory(const std::vector<std::string> &files) {
   if (files.empty()) return {};
   std::string prefix = sys::path::parent_path(files[0]).str();
@@ -56,18 +93,31 @@ int main(int argc, const char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "cairn-analyze: find the struct types that hold a C program's persistent state\n");
   auto start = std::chrono::steady_clock::now();
+  // Report paths are absolute; --root is compared with them, so it is made
+  // absolute too ("--root ." was compared as the string "." and did nothing).
+  std::string root;
+  if (!rootDir.empty()) {
+    SmallString<256> abs(rootDir);
+    sys::fs::make_absolute(abs);
+    sys::path::remove_dots(abs, true);
+    if (!sys::fs::is_directory(abs)) {
+      errs() << "cairn-analyze: --root " << rootDir << ": no such directory\n";
+      return 1;
+    }
+    root = std::string(abs);
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+  }
 
-  std::string error;
-  std::unique_ptr<clang::tooling::CompilationDatabase> db =
-      clang::tooling::CompilationDatabase::autoDetectFromDirectory(buildPath, error);
+  std::string problem;
+  std::unique_ptr<clang::tooling::CompilationDatabase> db = cairn::loadDatabase(buildPath, problem);
   if (!db) {
-    errs() << "cairn-analyze: no compile_commands.json in '" << buildPath << "': " << error
-           << "\n  make one with CMake (-DCMAKE_EXPORT_COMPILE_COMMANDS=ON) or `bear -- make`\n";
+    errs() << "cairn-analyze: " << problem << "\n";
     return 2;
   }
   std::vector<std::string> files;
   if (sources.empty()) {
-    files = db->getAllFiles();
+    files = db->getAllFiles();  // in hash order: sorted, so warnings come in a stable order
+    std::sort(files.begin(), files.end());
   } else {
     for (const std::string &s : sources) {
       SmallString<256> abs(s);
@@ -83,12 +133,35 @@ int main(int argc, const char **argv) {
     errs() << "cairn-analyze: the compilation database in '" << buildPath << "' lists no C files\n";
     return 2;
   }
+  // A stale database names files since deleted: one line each (clang would
+  // print its own lines and fail the TU), and the rest is analyzed.
+  size_t listed = cFiles.size();
+  cFiles.erase(std::remove_if(cFiles.begin(), cFiles.end(),
+                              [](const std::string &f) {
+                                if (sys::fs::exists(f)) return false;
+                                errs() << "cairn-analyze: warning: " << f
+                                       << " (in the compilation database) does not exist; skipped. "
+                                          "The database is stale: "
+                                       << cairn::kRegenerateDatabase << "\n";
+                                return true;
+                              }),
+               cFiles.end());
+  if (cFiles.empty()) {
+    errs() << "cairn-analyze: none of the " << listed << " C files the compilation database in '"
+           << buildPath << "' lists exists; " << cairn::kRegenerateDatabase << "\n";
+    return 2;
+  }
 
   unsigned n = threads ? unsigned(threads) : std::max(1u, std::thread::hardware_concurrency());
   cairn::ProgramFacts facts;
-  if (!cairn::collectFacts(*db, cFiles, n, facts)) {
-    errs() << "cairn-analyze: none of the " << cFiles.size() << " files could be parsed\n";
-    return 1;
+  Progress progress(start);
+  bool parsed = cairn::collectFacts(*db, cFiles, n, facts, std::ref(progress));
+  progress.finish();
+  if (!parsed) {
+    errs() << "cairn-analyze: none of the " << cFiles.size()
+           << " files could be parsed with the compilation database's commands; check them or "
+           << cairn::kRegenerateDatabase << "\n";
+    return 2;
   }
 
   if (getenv("CAIRN_ANALYZE_DEBUG")) {
@@ -104,11 +177,14 @@ int main(int argc, const char **argv) {
   aopts.nvmoveOnly = nvmove;
   aopts.maxTargets = maxTargets;
   cairn::AnalysisResult result = cairn::analyze(facts, aopts);
+  for (const std::string &s : result.unknownSkips)
+    errs() << "cairn-analyze: warning: --skip " << s << ": no function of that name in the analyzed files"
+           << cairn::didYouMean(result, s) << "; nothing is skipped for it\n";
 
   cairn::ReportOptions ropts;
   ropts.suggest = suggest;
   ropts.showDropped = !hideDropped;
-  ropts.root = rootDir.empty() ? commonDirectory(cFiles) : std::string(rootDir);
+  ropts.root = root.empty() ? commonDirectory(cFiles) : root;
   ropts.translationUnits = facts.translationUnits;
   ropts.failedUnits = facts.failedUnits;
   ropts.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

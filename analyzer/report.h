@@ -15,6 +15,9 @@ struct ReportOptions {
   unsigned translationUnits = 0, failedUnits = 0;
 };
 
+// " (did you mean a, b?)": the function names close to one no function has.
+std::string didYouMean(const AnalysisResult &r, const std::string &name);
+
 void printText(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostream &os);
 void printJson(const AnalysisResult &r, const ReportOptions &o, llvm::raw_ostream &os);
 

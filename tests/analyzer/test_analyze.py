@@ -43,10 +43,22 @@ TRUTH = {
 pytestmark = pytest.mark.skipif(not TOOL.exists(), reason=f"{TOOL} is not built")
 
 
+# Programs written for one defect each, outside TRUTH's recall and precision sums.
+PROBES = {
+    "statics": {"files": ["a.c", "b.c"], "load": "table_load"},
+    "sametag": {"files": ["a.c", "b.c"], "load": "store_load"},
+    "ptrfield": {"files": ["db.c"], "load": "db_load"},
+}
+
+
+def program(name: str) -> dict:
+    return TRUTH.get(name) or PROBES[name]
+
+
 def database(tmp_path: Path, name: str) -> Path:
     src = HERE / "programs" / name
     entries = [{"directory": str(src), "file": str(src / f),
-                "arguments": ["cc", "-std=gnu11", "-c", f]} for f in TRUTH[name]["files"]]
+                "arguments": ["cc", "-std=gnu11", "-c", f]} for f in program(name)["files"]]
     out = tmp_path / name
     out.mkdir()
     (out / "compile_commands.json").write_text(json.dumps(entries))
@@ -55,7 +67,7 @@ def database(tmp_path: Path, name: str) -> Path:
 
 def analyze(tmp_path: Path, name: str, *extra: str) -> dict:
     db = database(tmp_path, name)
-    res = subprocess.run([str(TOOL), "--load", TRUTH[name]["load"], "-p", str(db), "--json", *extra],
+    res = subprocess.run([str(TOOL), "--load", program(name)["load"], "-p", str(db), "--json", *extra],
                          capture_output=True, text=True, check=True)
     return json.loads(res.stdout)
 
@@ -218,3 +230,115 @@ def test_translation_units_with_errors_are_reported(tmp_path):
                        capture_output=True, text=True)
     assert "with errors" not in r.stdout and "had compile errors" not in r.stderr
     assert "struct rec" in r.stdout
+
+
+def test_static_functions_of_the_same_name_stay_apart(tmp_path):
+    """a.c and b.c each define a static reset(). They were one entry keyed by
+    name, so the load path 'reached' b.c's reset() and reported the struct
+    it clears, with an evidence chain into the wrong file."""
+    r = analyze(tmp_path, "statics")
+    names = {t["name"] for t in r["types"]}
+    assert "struct scratch" not in names, names
+    table = next(t for t in r["types"] if t["name"] == "struct table")
+    chains = [[s["function"] for s in e["chain"]] for e in table["evidence"]]
+    assert ["table_load", "reset (a.c)"] in chains, chains
+    assert all(e["statement"]["file"] == "a.c" for e in table["evidence"])
+    assert "reset (b.c)" not in r["visited"] and "reset (a.c)" in r["visited"]
+
+
+def test_same_tag_in_two_files_is_two_types(tmp_path):
+    """a.c's struct rec (a record list) and b.c's struct rec (a file header in
+    a local) are different types; they were merged into one entry."""
+    recs = [t for t in analyze(tmp_path, "sametag")["types"] if t["name"].startswith("struct rec")]
+    by_file = {t["defined_at"]["file"]: t for t in recs}
+    assert sorted(by_file) == ["a.c", "b.c"], [t["name"] for t in recs]
+    assert by_file["a.c"]["name"] == "struct rec (a.c:7)"
+    assert by_file["a.c"]["reported"] and by_file["a.c"]["confidence"] >= 0.5
+    assert not by_file["b.c"]["reported"] and "stack-only" in by_file["b.c"]["drop_reason"]
+
+
+def test_written_pointer_field_credits_the_pointed_to_type(tmp_path):
+    """fwrite(D->r, ...) writes the struct rec that D->r points to, not D."""
+    r = {t["name"]: t for t in analyze(tmp_path, "ptrfield")["types"]}
+    assert r["struct rec"]["write_back_direct"]
+    assert r["struct rec"]["write_back"][0]["sink"] == "fwrite"
+    assert not r["struct db"]["write_back_direct"] and r["struct db"]["write_back"] == []
+
+
+def run_tool(db: Path, load: str, *extra: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(TOOL), "--load", load, "-p", str(db), *extra],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def one_file_database(tmp_path: Path, source: str) -> Path:
+    (tmp_path / "m.c").write_text(source)
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(tmp_path), "file": "m.c", "arguments": ["cc", "-c", "m.c"]}]))
+    return tmp_path
+
+
+def test_long_evidence_chain_is_marked_where_cut(tmp_path):
+    """A chain over 1000 calls was cut at 1000 without a word: the load
+    function vanished from its head. The cut now shows how much is left out."""
+    depth = 1100
+    src = ["struct s { int v; };", f"void f{depth}(struct s *p) {{ p->v = 1; }}"]
+    src += [f"void f{i}(struct s *p) {{ f{i + 1}(p); }}" for i in range(depth - 1, -1, -1)]
+    src.append("void load(struct s *p) { f0(p); }")
+    db = one_file_database(tmp_path, "\n".join(src) + "\n")
+    r = json.loads(run_tool(db, "load", "--json").stdout)
+    s = next(t for t in r["types"] if t["name"] == "struct s")
+    chain = s["evidence"][0]["chain"]
+    assert chain[0]["function"] == "load" and chain[-1]["function"] == f"f{depth}"
+    cut = [step for step in chain if "omitted_calls" in step]
+    assert len(cut) == 1 and cut[0]["omitted_calls"] + len(chain) - 1 == depth + 2, cut
+    assert len(chain) <= 1001
+    assert any(f"nearest write is {depth + 1} calls" in why for why in s["reasons"]), s["reasons"]
+    text = run_tool(db, "load").stdout
+    assert f"... {cut[0]['omitted_calls']} calls omitted ..." in text
+
+
+def test_deep_member_path_is_marked_where_cut(tmp_path):
+    """p->in.in...in.v with 40 levels: the walk stops at 32 and says so."""
+    levels = 40
+    src = ["struct s0 { int v; };"]
+    src += [f"struct s{i} {{ struct s{i - 1} in; }};" for i in range(1, levels + 1)]
+    src.append(f"void load(struct s{levels} *p) {{ p->{'.'.join(['in'] * levels)}.v = 1; }}")
+    db = one_file_database(tmp_path, "\n".join(src) + "\n")
+    r = json.loads(run_tool(db, "load", "--json").stdout)
+    s0 = next(t for t in r["types"] if t["name"] == "struct s0")
+    assert "member path cut" in s0["evidence"][0]["statement"]["truncated"]
+    assert "member path cut" in run_tool(db, "load").stdout
+
+
+def test_suggest_names_the_root_type(tmp_path):
+    """The advice for a global named CAIRN_ROOT(pool, T) literally."""
+    out = run_tool(database(tmp_path, "logstore"), "replay_log", "--suggest").stdout
+    assert "CAIRN_ROOT(pool, T)" not in out
+    assert "CAIRN_ROOT(pool, struct logstore)" in out
+
+
+def test_json_confidences_are_rounded(tmp_path):
+    for name in TRUTH:
+        r = analyze(tmp_path, name)
+        for t in r["types"]:
+            assert t["confidence"] == round(t["confidence"], 2), (name, t["name"], t["confidence"])
+        assert r["stats"]["seconds"] == round(r["stats"]["seconds"], 3)
+
+
+def test_unknown_skip_name_is_named_with_close_matches(tmp_path):
+    res = run_tool(database(tmp_path, "kvsnap"), "kv_load_snapshot", "--skip", "kv_putt")
+    assert res.returncode == 0
+    warn = [ln for ln in res.stderr.splitlines() if "kv_putt" in ln]
+    assert len(warn) == 1 and "did you mean kv_put" in warn[0], res.stderr
+    quiet = run_tool(tmp_path / "kvsnap", "kv_load_snapshot", "--skip", "kv_put")
+    assert "warning" not in quiet.stderr
+
+
+def test_root_option_makes_paths_relative(tmp_path):
+    """--root . was compared as the string "." and changed nothing."""
+    db = database(tmp_path, "kvsnap")
+    res = run_tool(db, "kv_load_snapshot", "--json", "--root", ".", cwd=HERE / "programs")
+    entry = next(t for t in json.loads(res.stdout)["types"] if t["name"] == "struct kv_entry")
+    assert entry["defined_at"]["file"] == "kvsnap/kv.h"
+    bad = run_tool(db, "kv_load_snapshot", "--root", str(tmp_path / "nowhere"))
+    assert bad.returncode == 1 and "--root" in bad.stderr and "nowhere" in bad.stderr
