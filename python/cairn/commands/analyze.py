@@ -15,20 +15,12 @@ import sys
 from pathlib import Path
 
 from cairn import paths
-from cairn.argtypes import positive_int
+from cairn.argtypes import non_negative_int, positive_int
 
 EXIT_NO_DATABASE = 2
 EXIT_BUILD_FAILED = 4   # not the build's own status: make's 2 would read as "no database"
 
 
-def _non_negative_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} must be 0 or more")
-    return v
 
 
 def register(subparsers) -> None:
@@ -54,7 +46,7 @@ def register(subparsers) -> None:
                    help="reproduce NVMOVE alone, for comparison")
     p.add_argument("--hide-dropped", action="store_true",
                    help="do not list candidates the refinements dropped")
-    p.add_argument("--max-targets", type=_non_negative_int, metavar="N",
+    p.add_argument("--max-targets", type=non_negative_int, metavar="N",
                    help="do not follow indirect calls with more than N possible targets "
                         "(a command table; default 32, 0 = no limit)")
     p.add_argument("-j", dest="jobs", type=positive_int, help="parser threads (default: all cores)")
