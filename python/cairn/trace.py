@@ -4,15 +4,23 @@ the writer: runtime/trace.c).
     t = cairn.trace.read("run.trace")
     for ev in t.events():          # all threads, in global (seq) order
         print(ev.name, ev.addr_text(), ev.arg)
-    t.threads[1]                   # one thread's events, in its program order
+    t.threads[1]                   # one thread's records, in its program order (all loaded)
 
-Parsing is chunk by chunk with struct.iter_unpack (standard library only):
-about a second per million events. A file cut short (SIGKILL, disk full)
-parses up to its last whole record; `complete` says whether the END record
-that a normal exit writes is there.
+read() only indexes the chunks; events(), thread_events(), blocks() and
+stats() read the file a chunk at a time with struct.iter_unpack (standard
+library only), about 0.7 s per million events in a few MB, whatever the
+size (threads and data load every record: for small traces). A file cut
+short (SIGKILL, disk full) parses up to its last whole record; `complete`
+says whether the END record that a normal exit writes is there, and
+`writer_pid` which process is still writing a file that lacks it.
 """
 import heapq
+import io
+import os
+import stat
 import struct
+import sys
+import time
 from collections import Counter, defaultdict
 from operator import itemgetter
 
@@ -87,29 +95,79 @@ class Event:
 
 
 class Trace:
-    """threads: tid -> list of record tuples (TYPE, AUX, SIZE, LOC, SEQ, ADDR,
-    ARG) in the thread's order, DATA records left out; data: (tid, index in
-    that list) -> the bytes that followed the record. events() and
-    thread_events() give Event objects."""
+    """A trace file, indexed chunk by chunk: records are read from the file
+    as they are asked for, a chunk (2048 records) at a time, so a trace
+    bigger than memory streams through blocks(), thread_events(), events()
+    and stats(). threads and data hold every record at once (for small
+    traces): tid -> list of record tuples (TYPE, AUX, SIZE, LOC, SEQ, ADDR,
+    ARG) in the thread's order, DATA records left out; (tid, index in that
+    list) -> the bytes that followed the record."""
 
-    def __init__(self):
+    def __init__(self, opener):
+        self._open = opener                # () -> a binary file positioned anywhere
         self.header = {}
-        self.threads = defaultdict(list)
-        self.data = {}
+        self.chunks = {}                   # tid -> [(file offset, whole records)], in file order
+        self.records = 0                   # records in the threads' chunks (DATA included)
         self.sites = {}                    # id -> (file, line, function)
-        self.pools = {}                    # pool id -> path (last open)
         self.complete = False              # END record present: written by a normal exit
         self.truncated = 0                 # bytes after the last whole record
         self.total_seq = 0
+        self.writer_pid = None             # no END, and this process still holds the file's lock
+        self._threads = self._data = self._pools = None
 
-    def thread_events(self, tid):
-        data = self.data
-        for i, rec in enumerate(self.threads[tid]):
-            yield Event(tid, rec, data.get((tid, i)) if rec[TYPE] in WITH_DATA else None)
+    def blocks(self, tid, progress=None):
+        """One thread's records in its order, a chunk at a time: (records,
+        data) with records a list of record tuples (DATA left out) and data
+        {index in records: bytes} for the records that carry bytes. A
+        record's bytes may run on into the thread's next chunks, with the
+        thread's dram_stores record (written out of band when a buffer is
+        written out) between them: the block is given when they are whole.
+        progress(n) is called with the records read (DATA included)."""
+        recs, data, pend = [], {}, None
+        with self._open() as f:
+            for pos, nrec in self.chunks.get(tid, ()):
+                f.seek(pos)
+                body = f.read(nrec * REC.size)
+                nrec = len(body) // REC.size          # the file shrank since it was indexed
+                body = body[:nrec * REC.size]
+                if pend is None and _CARRY.isdisjoint(body[::REC.size]):
+                    recs.extend(REC.iter_unpack(body))      # the common case: no bytes attached
+                else:
+                    for i, rec in enumerate(REC.iter_unpack(body)):
+                        ty = rec[0]
+                        if ty == 16:                        # DATA: bytes of the record before it
+                            if pend is not None:
+                                off = i * REC.size + 2
+                                pend.append(body[off:off + rec[1]])
+                            continue
+                        if ty != 18:
+                            pend = None
+                        if ty in WITH_DATA:
+                            pend = data[len(recs)] = []
+                        recs.append(rec)
+                if progress:
+                    progress(nrec)
+                if pend is None and recs:
+                    yield recs, {k: b"".join(v) for k, v in data.items()}
+                    recs, data = [], {}
+        if recs:
+            yield recs, {k: b"".join(v) for k, v in data.items()}
 
-    def events(self):
+    def thread_events(self, tid, keep=None):
+        """Event objects of one thread, in its order; keep(record tuple)
+        picks some before they are made."""
+        for recs, data in self.blocks(tid):
+            if not data:
+                for rec in recs if keep is None else filter(keep, recs):
+                    yield Event(tid, rec)
+            else:
+                for i, rec in enumerate(recs):
+                    if keep is None or keep(rec):
+                        yield Event(tid, rec, data.get(i))
+
+    def events(self, keep=None):
         """Every event of every thread, in seq order."""
-        return heapq.merge(*(self.thread_events(tid) for tid in list(self.threads)),
+        return heapq.merge(*(self.thread_events(tid, keep) for tid in sorted(self.chunks)),
                            key=lambda e: e.seq)
 
     def site_text(self, sid):
@@ -122,10 +180,51 @@ class Trace:
         return fn or f"site {sid}"
 
     def os_tid(self, tid):
-        for rec in self.threads.get(tid, ()):
-            if rec[TYPE] == 1:
-                return rec[ARG]
+        for recs, _ in self.blocks(tid):
+            for rec in recs:
+                if rec[TYPE] == 1:
+                    return rec[ARG]
+            return None
         return None
+
+    def _load(self):
+        self._threads, self._data, self._pools = {}, {}, {}
+        for tid in sorted(self.chunks):
+            out = self._threads[tid] = []
+            for recs, data in self.blocks(tid):
+                for i, b in data.items():
+                    self._data[(tid, len(out) + i)] = b
+                    if recs[i][TYPE] == 2:
+                        self._pools[recs[i][LOC]] = b.decode(errors="replace")
+                out.extend(recs)
+
+    @property
+    def threads(self):
+        if self._threads is None:
+            self._load()
+        return self._threads
+
+    @property
+    def data(self):
+        if self._data is None:
+            self._load()
+        return self._data
+
+    @property
+    def pools(self):
+        """pool id -> path (last open)."""
+        if self._pools is None:
+            self._pools = {}
+            for tid in sorted(self.chunks):
+                for recs, data in self.blocks(tid):
+                    for i, b in data.items():
+                        if recs[i][TYPE] == 2:
+                            self._pools[recs[i][LOC]] = b.decode(errors="replace")
+        return self._pools
+
+
+# a chunk holding one of these record types takes the slow path in blocks()
+_CARRY = frozenset(WITH_DATA | {16})
 
 
 def _decode_site(rec, data):
@@ -134,16 +233,31 @@ def _decode_site(rec, data):
 
 
 def read(path):
+    """Index the trace at path (a regular file is read as it is asked for;
+    a pipe or other stream is read whole first)."""
+    path = os.fspath(path)
     with open(path, "rb") as f:
-        blob = f.read()
-    return parse(blob)
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return parse(f.read())
+        t = _index(Trace(lambda: open(path, "rb")), f, st.st_size)
+    if not t.complete:
+        t.writer_pid = _lock_holder(st)
+    return t
 
 
 def parse(blob):
-    t = Trace()
-    if len(blob) < FILE_HDR.size:
-        raise TraceError(f"{len(blob)} bytes: too short for a cairn trace header")
-    magic, ver, hsz, rsz, csz, pid, start_ns, start_unix = FILE_HDR.unpack_from(blob, 0)
+    """A trace from its bytes."""
+    blob = bytes(blob)
+    with io.BytesIO(blob) as f:
+        return _index(Trace(lambda: io.BytesIO(blob)), f, len(blob))
+
+
+def _index(t, f, n):
+    head = f.read(FILE_HDR.size)
+    if len(head) < FILE_HDR.size:
+        raise TraceError(f"{len(head)} bytes: too short for a cairn trace header")
+    magic, ver, hsz, rsz, csz, pid, start_ns, start_unix = FILE_HDR.unpack(head)
     if magic != MAGIC:
         raise TraceError("not a cairn trace (bad magic); make one with CAIRN_TRACE=FILE")
     if ver != VERSION or rsz != REC.size or csz != CHUNK_HDR.size:
@@ -151,48 +265,86 @@ def parse(blob):
                          f"knows ({VERSION}); use the cairn that wrote it")
     t.header = dict(version=ver, pid=pid, start_ns=start_ns, start_unix=start_unix)
     pos = hsz
-    mv = memoryview(blob)
-    pending = {}           # tid -> key in t.data of the record collecting DATA
-    chunks = defaultdict(list)
-    n = len(blob)
+    own = []                                  # the file's own chunks (tid 0): sites, END
     while pos + CHUNK_HDR.size <= n:
-        cmagic, tid, nrec, _, _ = CHUNK_HDR.unpack_from(blob, pos)
+        f.seek(pos)
+        ch = f.read(CHUNK_HDR.size)
+        if len(ch) < CHUNK_HDR.size:
+            break
+        cmagic, tid, nrec, _, _ = CHUNK_HDR.unpack(ch)
         if cmagic != CHUNK_MAGIC:
             raise TraceError(f"bad chunk header at byte {pos}: the file is corrupt")
         pos += CHUNK_HDR.size
         whole = min(nrec, (n - pos) // REC.size)
-        end = pos + whole * REC.size
-        body = mv[pos:end]
-        out = t.threads[tid]
-        if not any(ty in WITH_DATA or ty == 16 for ty in set(blob[pos:end:REC.size])):
-            out.extend(REC.iter_unpack(body))     # the common case: no bytes attached
-            pending[tid] = None
-        else:
-            for i, rec in enumerate(REC.iter_unpack(body)):
-                if rec[0] == 16:                  # DATA: bytes of the record before it
-                    key = pending.get(tid)
-                    if key is not None:
-                        off = pos + i * REC.size + 2
-                        t.data[key] = t.data.get(key, b"") + bytes(mv[off:off + rec[1]])
-                    continue
-                pending[tid] = (tid, len(out)) if rec[0] in WITH_DATA else None
-                out.append(rec)
-        pos = end
+        if whole:
+            (own if tid == 0 else t.chunks.setdefault(tid, [])).append((pos, whole))
+            if tid:
+                t.records += whole
+        pos += whole * REC.size
         if whole < nrec:
             break
     t.truncated = n - pos
-    # the file's own records (tid 0): site names and the END mark
-    for i, rec in enumerate(t.threads.pop(0, [])):
-        if rec[TYPE] == 17:
-            t.sites[rec[LOC]] = _decode_site(rec, t.data.get((0, i)))
-        elif rec[TYPE] == 19:
-            t.complete = True
-            t.total_seq = rec[ARG]
-    for tid, recs in t.threads.items():
+    t.chunks[0] = own
+    for recs, data in t.blocks(0):
         for i, rec in enumerate(recs):
-            if rec[TYPE] == 2:
-                t.pools[rec[LOC]] = t.data.get((tid, i), b"").decode(errors="replace")
+            if rec[TYPE] == 17:
+                t.sites[rec[LOC]] = _decode_site(rec, data.get(i))
+            elif rec[TYPE] == 19:
+                t.complete = True
+                t.total_seq = rec[ARG]
+    del t.chunks[0]
     return t
+
+
+def _lock_holder(st):
+    """The process holding a flock on the file st describes (a traced
+    program holds one on its trace while it runs: runtime/trace.c), from
+    /proc/locks, which takes no lock of its own; None if none or unknown."""
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 6 and p[1] == "FLOCK" and p[5] == want:
+                    return int(p[4])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+class Progress:
+    """`reading FILE: NN%` on stderr while a long pass runs: in place on a
+    terminal (after PROGRESS_AFTER seconds), else a line every
+    PROGRESS_EVERY seconds; nothing for a pass shorter than that."""
+
+    def __init__(self, total, label, stream=None):
+        self.total, self.label, self.done = max(total, 1), label, 0
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.t0 = time.monotonic()
+        self.next = self.t0 + (PROGRESS_AFTER if self.tty else PROGRESS_EVERY)
+        self.shown = False
+
+    def __call__(self, n):
+        self.done += n
+        now = time.monotonic()
+        if now < self.next:
+            return
+        self.next = now + (0.2 if self.tty else PROGRESS_EVERY)
+        pct = 100 * self.done // self.total
+        text = f"cairn trace: reading {self.label}: {pct}% ({self.done} of {self.total} records)"
+        self.stream.write(f"\r{text}\033[K" if self.tty else text + "\n")
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self):
+        if self.shown and self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+PROGRESS_AFTER = 1.0
+PROGRESS_EVERY = 10.0
 
 
 # ---- presentation ----------------------------------------------------------
@@ -238,17 +390,31 @@ def describe(t, ev):
             ("arg", ev.arg)]
 
 
+def _keeper(types):
+    """A test on record tuples for dump --type: names as Event.name gives
+    them ("fence" keeps both kinds), or None for all."""
+    if not types:
+        return None
+    nums = {num for num, name in TYPES.items() if name in types}
+    if "fence" not in types and ("ofence" in types) != ("dfence" in types):
+        nums.discard(12)
+        aux = 1 if "dfence" in types else 0
+        return lambda r: r[0] in nums or (r[0] == 12 and (r[1] != 0) == aux)
+    if "ofence" in types or "dfence" in types:
+        nums.add(12)
+    return lambda r: r[0] in nums
+
+
 def dump(t, out, as_json=False, limit=None, types=None, tid=None):
     """Events in seq order, one line (or JSON object) each. types: names to
     keep ("fence" keeps both kinds); tid: one thread only."""
     import json
-    evs = t.thread_events(tid) if tid is not None else t.events()
+    if limit == 0:
+        return
+    keep = _keeper(types)
+    evs = t.thread_events(tid, keep) if tid is not None else t.events(keep)
     k = 0
     for ev in evs:
-        if types and ev.name not in types and TYPES.get(ev.type) not in types:
-            continue
-        if limit is not None and k >= limit:
-            break
         k += 1
         fields = describe(t, ev)
         if as_json:
@@ -260,6 +426,8 @@ def dump(t, out, as_json=False, limit=None, types=None, tid=None):
             at = dict(fields).get("at")
             out.write(f"{ev.seq:>10} t{ev.tid:<3} {ev.name:<12} {text}"
                       + (f"  at {at}" if at else "") + "\n")
+        if limit is not None and k >= limit:
+            break
 
 
 # what stats() adds up per transaction, in this order
@@ -267,49 +435,61 @@ TX_KEYS = ("flushes", "flushed_lines", "ofences", "dfences", "log_appends", "log
            "pm_stores", "ntstores")
 
 
-def stats(t):
+def stats(t, progress=None):
     """Counts per event type and per thread, and what each outermost
-    transaction cost in flushes and fences (from its tx_begin to its
-    tx_commit or tx_abort, in its thread's order)."""
+    transaction cost in flushes and fences (from its tx_begin at depth 1
+    to the tx_commit at depth 1 or a tx_abort at any depth, which ends the
+    whole flat transaction; in its thread's order). One pass over the
+    file, a chunk at a time; progress(n) as in Trace.blocks."""
     per_type = Counter()
     threads = {}
+    pools = {}
     txs = []                # [outcome, tid, *TX_KEYS]
     outside = [0] * len(TX_KEYS)
-    for tid, recs in sorted(t.threads.items()):
-        th = Counter(map(itemgetter(TYPE), recs))
+    for tid in sorted(t.chunks):
+        th = Counter()
         ntx = len(txs)
         b = outside
-        dram = dfences = 0
-        for ty, aux, _, _, _, _, arg in recs:
-            if ty == 11:
-                b[0] += 1
-                b[1] += arg
-            elif ty == 12:
-                if aux:
-                    b[3] += 1
-                    dfences += 1
-                else:
-                    b[2] += 1
-            elif ty == 8:
-                b[4] += 1
-                b[5] += arg
-            elif ty == 14 or ty == 15:
-                b[6] += 1
-            elif ty == 13:                  # whole lines written non-temporally: written back too
-                b[7] += 1
-                b[1] += (arg + 63) // 64
-            elif ty == 5 and aux == 1:
-                b = [0] * len(TX_KEYS)
-            elif (ty == 6 or ty == 7) and aux == 1 and b is not outside:
-                txs.append(["commit" if ty == 6 else "abort", tid] + b)
-                b = outside
-            elif ty == 18:
-                dram = max(dram, arg)
+        dram = dfences = nrecs = 0
+        os_tid = None
+        for recs, data in t.blocks(tid, progress):
+            nrecs += len(recs)
+            th.update(map(itemgetter(TYPE), recs))
+            for i, d in data.items():
+                if recs[i][TYPE] == 2:
+                    pools[recs[i][LOC]] = d.decode(errors="replace")
+            for ty, aux, _, _, _, _, arg in recs:
+                if ty == 11:
+                    b[0] += 1
+                    b[1] += arg
+                elif ty == 12:
+                    if aux:
+                        b[3] += 1
+                        dfences += 1
+                    else:
+                        b[2] += 1
+                elif ty == 8:
+                    b[4] += 1
+                    b[5] += arg
+                elif ty == 14 or ty == 15:
+                    b[6] += 1
+                elif ty == 13:              # whole lines written non-temporally: written back too
+                    b[7] += 1
+                    b[1] += (arg + 63) // 64
+                elif ty == 5 and aux == 1:
+                    b = [0] * len(TX_KEYS)
+                elif ((ty == 6 and aux == 1) or ty == 7) and b is not outside:
+                    txs.append(["commit" if ty == 6 else "abort", tid] + b)
+                    b = outside
+                elif ty == 18:
+                    dram = max(dram, arg)
+                elif ty == 1 and os_tid is None:
+                    os_tid = arg
         named = Counter({TYPES.get(k, f"type{k}"): v for k, v in th.items() if k != 12})
         named["dfence"], named["ofence"] = dfences, th[12] - dfences
         named += Counter()                          # drop zero counts
         per_type.update(named)
-        threads[tid] = dict(os_tid=t.os_tid(tid), events=len(recs),
+        threads[tid] = dict(os_tid=os_tid, events=nrecs,
                             pm_stores=named["store"] + named["store_range"], dram_stores=dram,
                             transactions=len(txs) - ntx, flushes=named["flush"],
                             ofences=named["ofence"], dfences=named["dfence"])
@@ -318,11 +498,12 @@ def stats(t):
     shapes = Counter((x[3], x[4], x[5]) for x in txs)   # flushed lines, ofences, dfences
     return {
         "complete": t.complete,
+        "writer_pid": t.writer_pid,
         "truncated_bytes": t.truncated,
         "events": sum(per_type.values()),
         "per_type": dict(sorted(per_type.items())),
         "threads": threads,
-        "pools": t.pools,
+        "pools": pools,
         "sites": len(t.sites),
         "transactions": {
             "committed": committed,
@@ -337,10 +518,17 @@ def stats(t):
     }
 
 
+def incomplete_text(writer_pid):
+    """Why a trace has no END record, in words."""
+    if writer_pid:
+        return f"still being written by process {writer_pid} (what it has written so far)"
+    return "the process was killed or ended without exit()"
+
+
 def print_stats(s, out, path):
     w = out.write
     state = "complete" if s["complete"] else \
-        "INCOMPLETE: no END record (the process was killed or is still running)"
+        f"INCOMPLETE: no END record: {incomplete_text(s.get('writer_pid'))}"
     w(f"{path}: {s['events']} events, {len(s['threads'])} threads, {state}")
     w(f", {s['truncated_bytes']} bytes of a torn record ignored\n" if s["truncated_bytes"] else "\n")
     for pid, path_ in sorted(s["pools"].items()):

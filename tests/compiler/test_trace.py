@@ -154,6 +154,21 @@ def test_threads_keep_their_order(traced, pool_path, tmp_path):
     assert r.returncode == 0 and "800 committed" in r.stdout
 
 
+def test_long_copy_keeps_all_its_bytes(traced, pool_path, tmp_path):
+    """A 200000-byte copy into PM is one store_range whose DATA records
+    fill many buffers; each buffer written out adds the thread's
+    dram_stores record after it, between the store_range and the rest of
+    its bytes: the reader keeps collecting them (it kept 60 KB of 1 MB)."""
+    tf, t = run_traced(traced("-O1", "-g"), pool_path, tmp_path, "bigcopy")
+    want = bytes((i * 7 + (i >> 8)) & 0xFF for i in range(200000))
+    ranges = [e for e in t.events() if e.name == "store_range" and e.arg == len(want)]
+    assert len(ranges) == 1 and ranges[0].data == want
+    assert t.site_text(ranges[0].loc).endswith(f"trace_stores.c:{marked_lines()['bigcopy']} (main)")
+    r = cli("dump", "--json", "--type", "store_range", str(tf))
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [bytes.fromhex(x["bytes"]) for x in rows if x["len"] == len(want)] == [want]
+
+
 def test_dump_text_and_json(traced, pool_path, tmp_path):
     tf, t = run_traced(traced("-O0", "-g"), pool_path, tmp_path, "single")
     r = cli("dump", str(tf))

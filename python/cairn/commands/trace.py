@@ -73,15 +73,20 @@ def run_dump(args):
     if t is None:
         return 2
     try:
-        types = set(args.type.split(",")) if args.type else None
+        types = {x.strip() for x in args.type.split(",") if x.strip()} if args.type else None
+        if args.type is not None and not types:
+            print("cairn trace: --type needs event names (store, flush, fence, ...)",
+                  file=sys.stderr)
+            return 2
         unknown = (types or set()) - set(trace.TYPES.values()) - {"ofence", "dfence"}
         if unknown:
             print(f"cairn trace: unknown event type {', '.join(sorted(unknown))}; known: "
                   f"{', '.join(sorted(trace.TYPES.values()))}, ofence, dfence", file=sys.stderr)
             return 2
-        if args.thread is not None and args.thread not in t.threads:
+        if args.thread is not None and args.thread not in t.chunks:
             print(f"cairn trace: {args.file} has no thread t{args.thread} "
-                  f"(threads: {', '.join(f't{n}' for n in sorted(t.threads))})", file=sys.stderr)
+                  f"(threads: {', '.join(f't{n}' for n in sorted(t.chunks)) or 'none'})",
+                  file=sys.stderr)
             return 2
         trace.dump(t, sys.stdout, as_json=args.json, limit=args.limit, types=types,
                    tid=args.thread)
@@ -89,8 +94,8 @@ def run_dump(args):
         sys.stderr.close()
         return 0
     if not t.complete:
-        print(f"cairn trace: {args.file}: no END record: the process was killed or is "
-              "still running; shown up to the last whole record", file=sys.stderr)
+        print(f"cairn trace: {args.file}: no END record: {trace.incomplete_text(t.writer_pid)}; "
+              "shown up to the last whole record", file=sys.stderr)
     return 0
 
 
@@ -98,7 +103,11 @@ def run_stats(args):
     t = _read(args.file)
     if t is None:
         return 2
-    s = trace.stats(t)
+    progress = trace.Progress(t.records, args.file)
+    try:
+        s = trace.stats(t, progress)
+    finally:
+        progress.finish()
     try:
         if args.json:
             json.dump(s, sys.stdout, indent=1, default=str)

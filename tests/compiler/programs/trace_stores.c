@@ -1,7 +1,9 @@
 /* trace_stores.c -- known stores to PM for test_trace.py (cairn-cc --trace).
  * The test finds lines by their "TRACE:" comments. Modes:
  *   single   one transaction writing every field of a node, then DRAM work
- *   threads  4 threads, each 200 transactions on its own slot */
+ *   threads  4 threads, each 200 transactions on its own slot
+ *   bigcopy  200000 bytes filled in DRAM (counted stores) copied into PM:
+ *            the copy's bytes span buffers, with dram_stores records between */
 #include <cairn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +56,17 @@ int main(int argc, char **argv)
         uint64_t sum = 0;
         for (int i = 0; i < 64; i++) sum += dram[i];
         printf("%llu\n", (unsigned long long)sum);
+    } else if (!strcmp(argv[2], "bigcopy")) {
+        size_t n = 200000;
+        unsigned char *src = malloc(n);
+        if (!src) return 1;
+        for (size_t i = 0; i < n; i++) src[i] = (unsigned char)(i * 7 + (i >> 8));
+        CAIRN_TX(P) {
+            struct node *d = cairn_alloc(P, n);
+            memcpy(d, src, n); /* TRACE:bigcopy */
+            R->head = d;
+        }
+        free(src);
     } else {
         pthread_t th[4];
         for (uintptr_t i = 0; i < 4; i++) pthread_create(&th[i], NULL, worker, (void *)i);
