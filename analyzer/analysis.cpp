@@ -14,6 +14,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -323,6 +324,14 @@ private:
             if (wit.size() < 3) wit.push_back(w);
             if (w.path.size() == 1) writeBackDirect_.insert(t);
           }
+          // a holder reaches the write (its field points to what is
+          // written) but is not what is written: evidence, never direct
+          for (const std::string &t : all.holders) {
+            if (all.types.count(t)) continue;
+            auto &wit = writeBack_[t];
+            if (wit.size() < 3) wit.push_back(w);
+            writeBackHolder_.insert(t);
+          }
           for (unsigned p : all.params) {
             if (!seenParams.insert({fn, p}).second) continue;
             auto it = callers_.find(fn);
@@ -527,7 +536,10 @@ private:
         t.reasons.push_back("its fields are written to a file by a write-like call (+0.30)");
       } else if (!t.writeBack.empty()) {
         s += 0.2;
-        t.reasons.push_back("data of the type reaches a write-like call through callers (+0.20)");
+        t.reasons.push_back(writeBackHolder_.count(t.key)
+                                ? "data of the type, or data a pointer field of it leads to, "
+                                  "reaches a write-like call (+0.20)"
+                                : "data of the type reaches a write-like call through callers (+0.20)");
       } else if (linked) {
         s += 0.15;
         t.reasons.push_back("holds or is held by a type confirmed by write-back (+0.15)");
@@ -561,7 +573,9 @@ private:
         s += 0.05;
         t.reasons.push_back("a global variable holds it (+0.05)");
       }
-      t.confidence = std::clamp(s, 0.05, 0.99);
+      // to the hundredth the steps are made of, so that the level agrees with
+      // the confidence printed (a sum of steps can land on 0.49999999999999994)
+      t.confidence = std::round(std::clamp(s, 0.05, 0.99) * 100) / 100;
       t.level = t.confidence >= 0.75 ? "high" : t.confidence >= 0.5 ? "medium" : "low";
     }
   }
@@ -605,6 +619,7 @@ private:
   std::map<std::string, size_t> index_;
   std::map<std::string, std::vector<SinkWitness>> writeBack_;
   std::set<std::string> writeBackDirect_;
+  std::set<std::string> writeBackHolder_;   // reached a write as a holder (D in D->r)
   std::map<std::string, std::string> folded_;
   std::set<std::string> allocators_;
   std::set<std::string> directReach_, skipped_;

@@ -407,16 +407,22 @@ private:
       add(me->getBase()->getType());
       return true;
     }
-    // A field holding a pointer to a struct hands on the struct pointed to,
-    // not the one holding the pointer: fwrite(D->r, ...) writes a struct rec,
-    // and D is only the way to it. (A char * field, fwrite(e->key, ...),
-    // still credits e's type: the string is e's data.)
+    // A field holding a pointer to a struct hands on the struct pointed to;
+    // the struct holding the pointer is only the way to it: fwrite(D->r,
+    // ...) writes a struct rec, and struct db is a holder (credited as
+    // reaching the write, never as written itself). The base is still
+    // scanned, so the locals and parameters it comes from keep the chain
+    // back to the callers (zs in zs->zsl). A char * field, fwrite(e->key,
+    // ...), still credits e's type: the string is e's data.
     bool TraverseMemberExpr(MemberExpr *me) {
       bool viaPointer = false;
       std::string t = o_.appStruct(me->getType(), &viaPointer);
       if (t.empty() || !viaPointer) return RecursiveASTVisitor::TraverseMemberExpr(me);
-      v_.types.insert(t);
-      return true;
+      (holderDepth_ ? v_.holders : v_.types).insert(t);
+      ++holderDepth_;
+      bool ok = RecursiveASTVisitor::TraverseMemberExpr(me);
+      --holderDepth_;
+      return ok;
     }
     bool VisitUnaryOperator(UnaryOperator *uo) {
       if (uo->getOpcode() == UO_Deref) add(uo->getSubExpr()->getType());
@@ -434,10 +440,11 @@ private:
   private:
     void add(QualType q) {
       std::string t = o_.appStruct(q);
-      if (!t.empty()) v_.types.insert(t);
+      if (!t.empty()) (holderDepth_ ? v_.holders : v_.types).insert(t);
     }
     const FactsVisitor &o_;
     ValueInfo &v_;
+    unsigned holderDepth_ = 0;
   };
 
   ValueInfo valueOf(const Expr *e) const {
@@ -804,10 +811,19 @@ void renameTypeKeys(ProgramFacts &facts, const std::map<std::string, std::string
     for (Write &w : f.writes) key(w.type);
     for (CallSite &c : f.calls) {
       slot(c.slot);
-      for (ValueInfo &v : c.args) keys(v.types);
+      for (ValueInfo &v : c.args) {
+        keys(v.types);
+        keys(v.holders);
+      }
     }
-    for (SinkUse &u : f.sinks) keys(u.data.types);
-    for (auto &[l, v] : f.localFills) keys(v.types);
+    for (SinkUse &u : f.sinks) {
+      keys(u.data.types);
+      keys(u.data.holders);
+    }
+    for (auto &[l, v] : f.localFills) {
+      keys(v.types);
+      keys(v.holders);
+    }
     keys(f.signatureTypes);
     keys(f.localValueTypes);
   }

@@ -47,10 +47,14 @@ struct Write {
 // application types it reads, the parameters and locals it mentions.
 struct ValueInfo {
   std::set<std::string> types;
+  // structs the value is only reached through: D in D->r when r points to
+  // a struct (the struct pointed to is in types)
+  std::set<std::string> holders;
   std::set<unsigned> params;
   std::set<std::string> locals;
   void merge(const ValueInfo &o) {
     types.insert(o.types.begin(), o.types.end());
+    holders.insert(o.holders.begin(), o.holders.end());
     params.insert(o.params.begin(), o.params.end());
     locals.insert(o.locals.begin(), o.locals.end());
   }

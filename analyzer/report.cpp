@@ -56,6 +56,14 @@ std::string suggestion(const AllocSite &a, const AnalysisResult &r, const Report
 // A type as the user reads it: its tag, and where it is defined when files
 // define the tag differently ("struct rec (a.c:7)").
 std::string typeName(const std::string &key, const ReportOptions &o) {
+  // "(anonymous struct at /abs/rio.h:80)": the place as every other path
+  static const std::string anon = "(anonymous ";
+  if (key.rfind(anon, 0) == 0) {
+    size_t at = key.find(" at ");
+    if (at != std::string::npos && key.back() == ')')
+      return key.substr(0, at + 4) + rel(key.substr(at + 4, key.size() - at - 5), o.root) + ")";
+    return key;
+  }
   std::string tag = typeTag(key);
   if (tag == key) return key;
   return tag + " (" + rel(key.substr(tag.size() + 1), o.root) + ")";

@@ -48,6 +48,7 @@ PROBES = {
     "statics": {"files": ["a.c", "b.c"], "load": "table_load"},
     "sametag": {"files": ["a.c", "b.c"], "load": "store_load"},
     "ptrfield": {"files": ["db.c"], "load": "db_load"},
+    "ptrchain": {"files": ["snap.c"], "load": "snap_load"},
 }
 
 
@@ -262,7 +263,36 @@ def test_written_pointer_field_credits_the_pointed_to_type(tmp_path):
     r = {t["name"]: t for t in analyze(tmp_path, "ptrfield")["types"]}
     assert r["struct rec"]["write_back_direct"]
     assert r["struct rec"]["write_back"][0]["sink"] == "fwrite"
-    assert not r["struct db"]["write_back_direct"] and r["struct db"]["write_back"] == []
+    # struct db is the way to the records: it reaches the write as their
+    # holder (evidence, +0.20), it is not written itself (no direct credit)
+    assert not r["struct db"]["write_back_direct"]
+    assert r["struct db"]["write_back"][0]["sink"] == "fwrite"
+    assert any("pointer field" in x for x in r["struct db"]["reasons"])
+
+
+@pytest.mark.parametrize("name", sorted({**TRUTH, **PROBES}))
+def test_level_agrees_with_the_printed_confidence(tmp_path, name):
+    """The level is the band of the confidence as printed (Redis had 0.5
+    printed with level "low": 0.49999999999999994 inside)."""
+    for t in analyze(tmp_path, name)["types"]:
+        c = t["confidence"]
+        if t["level"] == "nvmove" or t.get("drop_reason"):
+            continue                                 # no level: not scored
+        assert t["level"] == ("high" if c >= 0.75 else "medium" if c >= 0.5 else "low"), t
+
+
+def test_holders_keep_the_chain_through_locals(tmp_path):
+    """ix = S->ix; r = ix->first; put(f, r): the records reach fwrite one
+    call away, and the structs they are reached through keep that evidence
+    (the scan of `ix->first` still records the local ix it comes from)."""
+    r = {t["name"]: t for t in analyze(tmp_path, "ptrchain")["types"]}
+    for name in ("struct rec", "struct idx", "struct snap"):
+        assert r[name]["write_back"] and r[name]["write_back"][0]["sink"] == "fwrite", name
+    assert not r["struct snap"]["write_back_direct"]
+    # an anonymous type is named by its place, written as every other path
+    anon = [n for n in r if n.startswith("(anonymous struct at ")]
+    assert anon == ["(anonymous struct at snap.c:21)"], list(r)
+    assert r[anon[0]]["defined_at"]["file"] == "snap.c"
 
 
 def run_tool(db: Path, load: str, *extra: str, cwd=None) -> subprocess.CompletedProcess:
