@@ -188,6 +188,10 @@ static __inline__ int cairn__in_region(const void *p)
 }
 /* Slow paths, out of line. */
 void    *cairn__ra2va_slow(uint64_t rel);
+/* Persistent-heap mode: a relative-looking value whose pool id is not open
+ * is left as it is (a negative double or integer in a pointer slot)
+ * instead of stopping the program. runtime/pptr.c. */
+void     cairn__unknown_pool_ids_are_values(int on);
 uint64_t cairn__va2ra_checked(const void *slot, const void *target,
                               const char *file, int line);
 /* A relative value (bit 63 set) -> virtual address; anything else unchanged. */

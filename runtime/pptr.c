@@ -81,6 +81,21 @@ static uint64_t to_relative(const cairn_pool *pool, const void *target)
     return CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT) | cairn__off(pool, target);
 }
 
+/* Persistent-heap mode (compiler/rt/cairn_pheap.c) turns this on: there
+ * the one pool is made afresh at each start, so a value with bit 63 set
+ * whose id is no open pool's is not a pointer that outlived its pool but
+ * bits the program keeps in a pointer-typed slot: a negative double in a
+ * union with a pointer (jq's jv), a negative integer below -2^40. It is
+ * left as it is, as CAIRN_ID_NONE values are. Off elsewhere: there such a
+ * value is a pointer into a pool the program forgot to open. */
+static int unknown_ids_are_values;
+
+__attribute__((visibility("default")))
+void cairn__unknown_pool_ids_are_values(int on)
+{
+    __atomic_store_n(&unknown_ids_are_values, on != 0, __ATOMIC_RELAXED);
+}
+
 void *cairn__ra2va_slow(uint64_t rel)
 {
     uint32_t id = (uint32_t)((rel >> CAIRN_ID_SHIFT) & CAIRN_ID_MASK);
@@ -88,6 +103,8 @@ void *cairn__ra2va_slow(uint64_t rel)
     if (id == CAIRN_ID_NONE)
         return (void *)(uintptr_t)rel;      /* a small negative integer */
     cairn_pool *pool = cairn__pool_by_id(id);
+    if (!pool && __atomic_load_n(&unknown_ids_are_values, __ATOMIC_RELAXED))
+        return (void *)(uintptr_t)rel;      /* persistent heap: bits, not a pointer */
     if (!pool)
         cairn__violation("relative pointer %#llx refers to pool id %u, which is not open; "
                          "open that pool before following pointers into it",

@@ -25,12 +25,16 @@
  *                replaced at start; at exit the pool is closed cleanly and
  *                kept, for `cairn-pool info|check FILE`.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cairn.h"
@@ -73,6 +77,15 @@ static void expand_path(char *dst, size_t cap, const char *pattern)
         if (n >= cap) n = cap - 1;
     }
     dst[n] = 0;
+}
+
+/* A value with bit 63 set and no open pool's id is bits the program keeps
+ * in a pointer-typed slot (a negative double in a union with a pointer, as
+ * jq's jv has): loads leave it as it is instead of stopping. From the start,
+ * before the first malloc: a union can be built and returned before any. */
+__attribute__((constructor)) static void heap_mode_on(void)
+{
+    cairn__unknown_pool_ids_are_values(1);
 }
 
 static cairn_pool *heap_get(void)
@@ -257,6 +270,218 @@ ssize_t __wrap___getdelim(char **line, size_t *cap, int delim, FILE *f)
 ssize_t __wrap_getline(char **line, size_t *cap, FILE *f)
 {
     return __wrap_getdelim(line, cap, '\n', f);
+}
+
+/* libc functions that read pointers out of an array the program built:
+ * argv and envp of exec and posix_spawn, the iovec arrays of readv/writev.
+ * In the heap such an array holds the relative form of every pointer into
+ * the heap (pcre2grep's callout scripts malloc both the argument strings
+ * and argv, and execv failed with EFAULT). Given an array in the heap,
+ * these pass libc a copy on the stack (or from libc's malloc when large)
+ * with each pointer converted back; any other array goes through as it
+ * is. They are defined here rather than wrapped: the program's calls bind
+ * to them, and the real ones are found with dlsym(RTLD_NEXT). */
+extern char **environ;
+
+typedef int exec_fn(const char *, char *const[], char *const[]);
+typedef int fexec_fn(int, char *const[], char *const[]);
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                     const posix_spawnattr_t *, char *const[], char *const[]);
+typedef ssize_t iov_fn(int, const struct iovec *, int, off_t);
+
+/* libc's own, found once at start (not in a fork child, where dlsym could
+ * wait on a loader lock another thread of the parent held at the fork) */
+static struct {
+    exec_fn *execve, *execvpe;
+    fexec_fn *fexecve;
+    spawn_fn *posix_spawn, *posix_spawnp;
+    iov_fn *preadv, *pwritev;
+} libc;
+
+__attribute__((constructor)) static void find_libc(void)
+{
+    libc.execve = (exec_fn *)dlsym(RTLD_NEXT, "execve");
+    libc.execvpe = (exec_fn *)dlsym(RTLD_NEXT, "execvpe");
+    libc.fexecve = (fexec_fn *)dlsym(RTLD_NEXT, "fexecve");
+    libc.posix_spawn = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawn");
+    libc.posix_spawnp = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawnp");
+    libc.preadv = (iov_fn *)dlsym(RTLD_NEXT, "preadv");
+    libc.pwritev = (iov_fn *)dlsym(RTLD_NEXT, "pwritev");
+}
+
+static void *need(void *fn, const char *name)
+{
+    if (!fn) {
+        fprintf(stderr, "cairn-cc: persistent heap: libc's %s was not found\n", name);
+        abort();
+    }
+    return fn;
+}
+
+/* the word at p as it is in memory: relative or not */
+static uint64_t raw_word(const void *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return w;
+}
+
+/* A NULL-terminated pointer array as libc may read it: the array itself,
+ * or, when it is in the heap, a copy with its entries converted back (on
+ * the stack up to VEC_STACK entries, else from libc's malloc). */
+#define VEC_STACK 512
+struct vec {
+    char **v;
+    char **heap;
+    char *stack[VEC_STACK + 1];
+};
+
+static int vec_get(struct vec *c, char *const *v)
+{
+    c->v = (char **)v;
+    c->heap = NULL;
+    if (!cairn__in_region(v))   /* NULL is not in it */
+        return 0;
+    size_t n = 0;
+    while (raw_word(&v[n]))     /* a relative pointer is never 0 */
+        n++;
+    char **out = c->stack;
+    if (n > VEC_STACK && !(out = c->heap = __real_malloc((n + 1) * sizeof *out))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = cairn__ra2va(raw_word(&v[i]));
+    out[n] = NULL;
+    c->v = out;
+    return 0;
+}
+
+static void vec_put(struct vec *c)
+{
+    int err = errno;
+    __real_free(c->heap);
+    errno = err;
+}
+
+/* execve or execvpe (fn, with path) or fexecve (fn NULL, with fd), argv
+ * and envp as libc may read them */
+static int exec_call(exec_fn *fn, const char *name, int by_fd, const char *path, int fd,
+                     char *const argv[], char *const envp[])
+{
+    struct vec a, e;
+    if (vec_get(&a, argv))
+        return -1;
+    if (vec_get(&e, envp)) {
+        vec_put(&a);
+        return -1;
+    }
+    int r = by_fd ? ((fexec_fn *)need(libc.fexecve, name))(fd, a.v, e.v)
+                  : ((exec_fn *)need(fn, name))(path, a.v, e.v);
+    vec_put(&a);
+    vec_put(&e);
+    return r;
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    return exec_call(libc.execve, "execve", 0, path, -1, argv, envp);
+}
+
+int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return exec_call(libc.execvpe, "execvpe", 0, file, -1, argv, envp);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    return exec_call(NULL, "fexecve", 1, NULL, fd, argv, envp);
+}
+
+static int spawn(spawn_fn *fn, const char *name, pid_t *pid, const char *path,
+                 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                 char *const argv[], char *const envp[])
+{
+    struct vec a, e;
+    if (vec_get(&a, argv))
+        return ENOMEM;
+    if (vec_get(&e, envp)) {
+        vec_put(&a);
+        return ENOMEM;
+    }
+    int r = ((spawn_fn *)need(fn, name))(pid, path, fa, attr, a.v, e.v);   /* an error number */
+    vec_put(&a);
+    vec_put(&e);
+    return r;
+}
+
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(libc.posix_spawn, "posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(libc.posix_spawnp, "posix_spawnp", pid, file, fa, attr, argv, envp);
+}
+
+/* iovec arrays: readv/writev (the system calls) and preadv/pwritev (libc's)
+ * with the iov_base of each entry converted back when the array is in the
+ * heap (iov_len is a size). */
+#define IOV_STACK 64
+static ssize_t iov_call(int op, iov_fn *fn, int fd, const struct iovec *iov, int cnt,
+                        off_t off)
+{
+    struct iovec stack[IOV_STACK], *heap = NULL;
+    if (cnt > 0 && cairn__in_region(iov)) {
+        struct iovec *d = stack;
+        if (cnt > IOV_STACK && !(d = heap = __real_malloc((size_t)cnt * sizeof *d))) {
+            errno = ENOMEM;
+            return -1;
+        }
+        for (int i = 0; i < cnt; i++) {
+            d[i].iov_base = cairn__ra2va(raw_word(&iov[i].iov_base));
+            d[i].iov_len = iov[i].iov_len;
+        }
+        iov = d;
+    }
+    ssize_t r = fn ? fn(fd, iov, cnt, off) : syscall(op, fd, iov, cnt);
+    int err = errno;
+    __real_free(heap);
+    errno = err;
+    return r;
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+    return iov_call(SYS_writev, NULL, fd, iov, cnt, 0);
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+    return iov_call(SYS_readv, NULL, fd, iov, cnt, 0);
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    return iov_call(0, need(libc.pwritev, "pwritev"), fd, iov, cnt, off);
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    return iov_call(0, need(libc.preadv, "preadv"), fd, iov, cnt, off);
 }
 
 /* Pointer stores in persistent-heap mode: into the heap, a pointer into the

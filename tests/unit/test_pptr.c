@@ -101,6 +101,54 @@ static void violations_stop_with_a_message(void)
 #endif
 }
 
+/* Persistent-heap mode: bits with no open pool's id in a pointer slot (a
+ * negative double in a union with a pointer, as jq's jv keeps) are values,
+ * left as they are; a pointer into an open pool still converts. */
+static void unknown_ids_as_values(void *arg)
+{
+    (void)arg;
+    cairn_pool *a = cairn_pool_open(PA, "pp");
+    struct root *ra = CAIRN_ROOT(a, struct root);
+    void *o = cairn_alloc(a, 16);
+    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    double d = -1.0;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    uint64_t other = ra->q ^ ((uint64_t)1 << 41);   /* a relative form, no open pool's id */
+    cairn__unknown_pool_ids_are_values(1);
+    CHECK(cairn__ra2va(bits) == (void *)(uintptr_t)bits);
+    CHECK(cairn__ra2va(other) == (void *)(uintptr_t)other);
+    CHECK(cairn_ptr_load(&ra->q) == o);
+    uint64_t slot = bits;
+    CHECK(cairn_ptr_load(&slot) == (void *)(uintptr_t)bits);
+    /* stored as a pointer into the pool, the bits stay as they are */
+    CAIRN_TX(a) cairn_ptr_store(&ra->p, (void *)(uintptr_t)bits);
+    CHECK(ra->p == bits);
+    CHECK(cairn_ptr_load(&ra->p) == (void *)(uintptr_t)bits);
+    cairn__unknown_pool_ids_are_values(0);
+    cairn_pool_close(a);
+    exit(t_failures ? 1 : 0);
+}
+
+static void unknown_ids_stop_again(void *arg)
+{
+    (void)arg;
+    cairn__unknown_pool_ids_are_values(1);
+    cairn__unknown_pool_ids_are_values(0);
+    pool_not_open(NULL);
+}
+
+static void unknown_ids_in_heap_mode(void)
+{
+    char err[2048];
+    int st = t_child(unknown_ids_as_values, NULL, err, sizeof err);
+    CHECK(st == 0);
+    if (st != 0) fprintf(stderr, "%s", err);
+    st = t_child(unknown_ids_stop_again, NULL, err, sizeof err);   /* off: the stop is back */
+    CHECK(st == 128 + SIGABRT);
+    CHECK(strstr(err, "not open") && strstr(err, "pool id"));
+}
+
 int main(void)
 {
     PA = t_path("ppa");
@@ -111,6 +159,7 @@ int main(void)
     cairn_pool_close(b);
     RUN(store_load);
     RUN(violations_stop_with_a_message);
+    RUN(unknown_ids_in_heap_mode);
     unlink(PA);
     unlink(PB);
     DONE();
