@@ -260,6 +260,7 @@ bool cairn__pool_closed(const cairn_pool *pool, const char *what);
 cairn_pool *cairn__pool_by_slot(int slot);
 const char *cairn__slot_closed_path(int slot);   /* pool last closed there, or NULL */
 cairn_pool *cairn__pool_by_id(uint32_t id);
+bool cairn__pool_id_seen(uint32_t id);     /* a pool of this id was open in this process */
 static inline cairn_pool *cairn__pool_of_addr(const void *p)
 {
     if (!cairn__in_region(p)) return NULL;

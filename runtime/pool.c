@@ -80,6 +80,30 @@ cairn_pool *cairn__pool_by_slot(int slot)
     return (slot >= 0 && slot < region_slots) ? slot_pool[slot] : NULL;
 }
 
+/* The ids of the pools this process has had open (up to 256, then the
+ * oldest are forgotten): a relative value of one of them whose pool is no
+ * longer open is a pointer kept past its pool's close, which stops the
+ * program with a message; one of an id never seen here is bits that only
+ * look relative (runtime/pptr.c). */
+static _Atomic uint32_t seen_ids[256];
+static _Atomic unsigned seen_next;
+
+static void note_seen_id(uint32_t id)
+{
+    for (unsigned i = 0; i < 256; i++)
+        if (atomic_load_explicit(&seen_ids[i], memory_order_relaxed) == id) return;
+    atomic_store_explicit(&seen_ids[atomic_fetch_add(&seen_next, 1) % 256], id,
+                          memory_order_relaxed);
+}
+
+bool cairn__pool_id_seen(uint32_t id)
+{
+    if (id == 0) return false;              /* never a pool's (and the table's empty entry) */
+    for (unsigned i = 0; i < 256; i++)
+        if (atomic_load_explicit(&seen_ids[i], memory_order_relaxed) == id) return true;
+    return false;
+}
+
 cairn_pool *cairn__pool_by_id(uint32_t id)
 {
     static CAIRN_TLS int last_slot;          /* a slot, never a pool pointer: pools close */
@@ -356,6 +380,7 @@ static int take_slot(cairn_pool *pool, const char *path)
     pool->slot = s;
     pool->base = slot_base(s);
     slot_pool[s] = pool;      /* published after mapping by the caller */
+    note_seen_id(pool->id);
     pthread_mutex_unlock(&pools_lock);
     return 0;
 }
@@ -482,9 +507,14 @@ cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
         cairn__err(ENOMEM, "%s: out of memory", path);
         goto fail_nomap;
     }
+    /* A random id, but not one whose relative values are the bits of an
+     * everyday negative double (magnitude 2^-127 .. 2^128: ids 0x380000 to
+     * 0x47ffff, the exponent in bits 52-62): such numbers kept in a
+     * pointer-typed slot (a union with a pointer) must not look like
+     * pointers into this pool. */
     uint32_t id = 0;
-    while (id == 0 || id == CAIRN_ID_NONE) {
-        if (getrandom(&id, sizeof id, 0) != sizeof id) id = (uint32_t)(time(NULL) ^ getpid());
+    while (id == 0 || id == CAIRN_ID_NONE || (id >= 0x380000 && id < 0x480000)) {
+        if (getrandom(&id, sizeof id, 0) != sizeof id) id = (uint32_t)(time(NULL) ^ getpid() ^ id * 2654435761u);
         id &= CAIRN_ID_MASK;
     }
     pool->id = id;

@@ -105,9 +105,17 @@ void *cairn__ra2va_slow(uint64_t rel)
     cairn_pool *pool = cairn__pool_by_id(id);
     if (!pool && __atomic_load_n(&unknown_ids_are_values, __ATOMIC_RELAXED))
         return (void *)(uintptr_t)rel;      /* persistent heap: bits, not a pointer */
+    /* An id no pool of this process ever had: bits that only look relative
+     * (a negative double in a union with a pointer, which clang copies
+     * through the pointer member: jq's jv, Lua's TValue), left as they are.
+     * Pointers into pools cannot be stored across pools, so a real one of
+     * an unseen id can only come from bytes copied from another pool. */
+    if (!pool && !cairn__pool_id_seen(id))
+        return (void *)(uintptr_t)rel;
     if (!pool)
-        cairn__violation("relative pointer %#llx refers to pool id %u, which is not open; "
-                         "open that pool before following pointers into it",
+        cairn__violation("relative pointer %#llx refers to pool id %u, which is not open "
+                         "(this process closed it); open that pool before following pointers "
+                         "into it",
                          (unsigned long long)rel, id);
     if (off >= pool->size)
         cairn__violation("relative pointer %#llx points %llu bytes into %s, which is only "

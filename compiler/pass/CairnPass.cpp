@@ -163,6 +163,7 @@ llvm::TrackingStatistic NumNullStores = {DEBUG_TYPE, "NumNullStores", "NULL poin
 llvm::TrackingStatistic NumPtrLoads = {DEBUG_TYPE, "NumPtrLoads", "pointer loads converted back"};
 llvm::TrackingStatistic NumPtrLoadsNullOnly = {DEBUG_TYPE, "NumPtrLoadsNullOnly", "pointer loads only compared with NULL"};
 llvm::TrackingStatistic NumIntToPtr = {DEBUG_TYPE, "NumIntToPtr", "inttoptr converted back"};
+llvm::TrackingStatistic NumIntToPtrFloat = {DEBUG_TYPE, "NumIntToPtrFloat", "inttoptr of a floating-point value's bits left alone"};
 llvm::TrackingStatistic NumRa2VaInline = {DEBUG_TYPE, "NumRa2VaInline", "relative->virtual translations inlined"};
 llvm::TrackingStatistic NumVa2RaInline = {DEBUG_TYPE, "NumVa2RaInline", "virtual->relative conversions of stored pointers inlined"};
 llvm::TrackingStatistic NumConvHoisted = {DEBUG_TYPE, "NumConvHoisted", "pointer conversions hoisted out of loops"};
@@ -191,7 +192,7 @@ static TrackingStatistic *const AllStats[] = {
     &NumConvHoisted, &NumLocalCache, &NumCacheKeptOverCall, &NumNullTestsThreaded,
     &NumTranslationsFolded, &NumLoopChainsPlain, &NumPhisSplit, &NumIndexReassociated,
     &NumLocalRegion, &NumSetjmps, &NumMissPreserve, &NumCallsCairnFree, &NumSignNullMerged, &NumVecPtrLoads,
-    &NumLibcWrapped, &NumMaskedStores};
+    &NumLibcWrapped, &NumMaskedStores, &NumIntToPtrFloat};
 
 static void printStats(StringRef Module) {
   errs() << "===- cairn pass statistics: " << Module << " -===\n";

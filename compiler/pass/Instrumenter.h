@@ -102,6 +102,7 @@ extern llvm::TrackingStatistic NumNullStores;
 extern llvm::TrackingStatistic NumPtrLoads;
 extern llvm::TrackingStatistic NumPtrLoadsNullOnly;
 extern llvm::TrackingStatistic NumIntToPtr;
+extern llvm::TrackingStatistic NumIntToPtrFloat;
 extern llvm::TrackingStatistic NumRa2VaInline;
 extern llvm::TrackingStatistic NumVa2RaInline;
 extern llvm::TrackingStatistic NumConvHoisted;

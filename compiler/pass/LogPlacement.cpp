@@ -430,8 +430,18 @@ void CairnInstrumenter::chooseInstructionsToInstrument(
       else if (LI->getType()->isVectorTy() &&
                LI->getType()->getScalarType()->isPointerTy())
         VecPointerReads.push_back(LI);
-    } else if (isa<IntToPtrInst>(I)) {
-      PointerReads.push_back(&I);
+    } else if (auto *ITP = dyn_cast<IntToPtrInst>(&I)) {
+      // A union of a pointer and a double is passed and copied through its
+      // pointer member: `inttoptr (bitcast double x)`. Those bits are a
+      // number, never a relative pointer (one reaches a register only
+      // through an integer or pointer load), and a negative one has bit 63
+      // set: converting it stopped jq-shaped programs ("pool id 4190208"
+      // for -1.0) with no pool open.
+      auto *BC = dyn_cast<BitCastOperator>(ITP->getOperand(0));
+      if (BC && BC->getSrcTy()->getScalarType()->isFloatingPointTy())
+        ++NumIntToPtrFloat;
+      else
+        PointerReads.push_back(&I);
     }
   }
   if (ClMergeLogs)

@@ -622,3 +622,21 @@ def test_masked_vector_loads_and_stores(exe, pool_path, opt):
     logged (this CPU has no AVX-512: gathers and scatters are IR tests)."""
     r = run([exe("vec_masked", opt, "-mavx2"), pool_path])
     assert r.returncode == 0 and r.stdout.strip() == "ok 0", r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2", "-O3"])
+def test_negative_doubles_in_a_pointer_union_stay_numbers(exe, pool_path, opt):
+    """jq's jv: clang copies a {pointer, double} union through its pointer
+    member, so a negative double (bit 63 set) reached inttoptr and pointer
+    loads and stopped the program as a pointer into pool id 4190208."""
+    r = run([exe("union_double", opt, "-lm"), pool_path])
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "ok", r.stdout + r.stderr
+    assert r.stdout.splitlines()[0].split() == ["-1", "-2.5", "-0", "-1e+300", "-inf", "3.25", "0"]
+
+
+def test_pass_leaves_floating_point_bits_alone(cairn_cc, tmp_path):
+    r = subprocess.run([str(cairn_cc), "-O2", "-c", "--cairn-stats", "-o", str(tmp_path / "u.o"),
+                        str(PROGRAMS / "union_double.c")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    left = re.search(r"(\d+) cairn - inttoptr of a floating-point value's bits left alone", r.stderr)
+    assert left and int(left.group(1)) >= 1, r.stderr

@@ -51,16 +51,37 @@ static void other_pool_into_pm(void *arg)
     cairn_ptr_store(&ra->p, ob);
 }
 
+/* a pointer kept past its pool's close, then followed */
 static void pool_not_open(void *arg)
 {
     (void)arg;
     cairn_pool *a = cairn_pool_open(PA, "pp");
     struct root *ra = CAIRN_ROOT(a, struct root);
-    uint64_t rel = ra->p;
-    /* the same pool id as a pool that is not open: flip the id */
-    rel ^= (uint64_t)1 << 41;
-    uint64_t slot = rel;
+    void *o = cairn_alloc(a, 16);
+    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    uint64_t slot = ra->q;
+    cairn_pool_close(a);
     cairn_ptr_load(&slot);
+}
+
+/* A relative-looking value of an id no pool of this process ever had is
+ * bits, not a pointer (a negative double in a union with a pointer): left
+ * as it is, with or without heap mode. */
+static void unseen_ids_are_values(void *arg)
+{
+    (void)arg;
+    cairn_pool *a = cairn_pool_open(PA, "pp");
+    struct root *ra = CAIRN_ROOT(a, struct root);
+    void *o = cairn_alloc(a, 16);
+    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    uint64_t other = ra->q ^ ((uint64_t)1 << 41), slot = other;
+    double d = -1.0;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    CHECK(cairn_ptr_load(&slot) == (void *)(uintptr_t)other);
+    CHECK(cairn__ra2va(bits) == (void *)(uintptr_t)bits);
+    cairn_pool_close(a);
+    exit(t_failures ? 1 : 0);
 }
 
 /* what precompiled code does with a pointer it read straight from PM */
@@ -92,6 +113,9 @@ static void violations_stop_with_a_message(void)
     st = t_child(pool_not_open, NULL, err, sizeof err);
     CHECK(st == 128 + SIGABRT);
     CHECK(strstr(err, "not open") && strstr(err, "pool id"));
+    st = t_child(unseen_ids_are_values, NULL, err, sizeof err);
+    CHECK(st == 0);
+    if (st != 0) fprintf(stderr, "%s", err);
 #ifdef CAIRN_TEST_SANITIZED
     /* ASan and TSan check or intercept the access and report first */
 #else
