@@ -17,8 +17,19 @@
  * spans many TiB, so plain integers (counts, hashes) can fall inside it;
  * only the mapped bytes of an open pool count as a pointer. Typed pointer
  * stores do not come here: they are converted, and checked, always. */
+/* Persistent-heap mode (cairn_pheap.c) sets this when it makes the heap:
+ * that heap is made afresh at each start and never reopened, so an address
+ * kept as an integer stays valid for the process's life and need not go
+ * relative; and there integers that equal heap addresses are common (jq's
+ * jv keeps a 32-bit array size in the high half of a word, small flags in
+ * the low half: size 5462 equals the upper half of a pool at 0x155600000000,
+ * and converting it grew the array by 2^31 or failed an assertion). */
+int cairn_cc__untyped_words_stay;
+
 static int is_pool_address(uint64_t v)
 {
+    if (__atomic_load_n(&cairn_cc__untyped_words_stay, __ATOMIC_RELAXED))
+        return 0;
     return v != 0 && cairn__in_region((const void *)(uintptr_t)v) &&
            cairn_pool_of((const void *)(uintptr_t)v) != NULL;
 }

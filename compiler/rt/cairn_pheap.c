@@ -79,6 +79,8 @@ static void expand_path(char *dst, size_t cap, const char *pattern)
     dst[n] = 0;
 }
 
+extern int cairn_cc__untyped_words_stay;   /* cairn_cc_rt.c */
+
 /* A value with bit 63 set and no open pool's id is bits the program keeps
  * in a pointer-typed slot (a negative double in a union with a pointer, as
  * jq's jv has): loads leave it as it is instead of stopping. From the start,
@@ -136,6 +138,8 @@ static cairn_pool *heap_get(void)
         }
         if (!named)
             unlink(heap_path);     /* the mapping keeps it alive */
+        /* integers that equal heap addresses stay integers (cairn_cc_rt.c) */
+        __atomic_store_n(&cairn_cc__untyped_words_stay, 1, __ATOMIC_RELAXED);
         cairn__pool_copy_on_fork(heap);   /* fork: the child's heap is its own */
         atexit(heap_close);
         inside = 0;

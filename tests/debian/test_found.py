@@ -26,7 +26,7 @@ def run(prog):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-@pytest.mark.parametrize("name", ["heap_argv", "heap_union_double"])
+@pytest.mark.parametrize("name", ["heap_argv", "heap_union_double", "heap_jv_word"])
 def test_found_program_prints_what_clang_prints(tmp_path, name, opt):
     assert CAIRN_CC.exists(), f"cairn-cc is not built in {BUILD}"
     src = HERE / "found" / f"{name}.c"
