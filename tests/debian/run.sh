@@ -16,8 +16,9 @@
 #                                   (8-bit library, JIT off)
 #   jq       jq 1.6-2.1+deb12u2     tests/jqtest, shtest, utf8test, base64test,
 #                                   optionaltest (built without autotools); not
-#                                   in the default list: jqtest is flaky under
-#                                   cairn-cc (an open defect, docs/compiler.md)
+#                                   in the default list yet: its jqtest failure
+#                                   (1 run in 3) was fixed in session 10 and has
+#                                   passed only a few runs since (docs/compiler.md)
 #
 # Sources come from deb.debian.org through apt-get source with a private
 # apt configuration (deb-src lines, package lists and downloads under the
