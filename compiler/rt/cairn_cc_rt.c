@@ -42,6 +42,8 @@ static int is_pool_address(uint64_t v)
  * copied pointer to DRAM is not caught here (docs/compiler.md). */
 void cairn_cc__fix_words(void *dst, uint64_t len, const char *file, int line)
 {
+    if (__atomic_load_n(&cairn_cc__untyped_words_stay, __ATOMIC_RELAXED))
+        return;                             /* heap mode: no word is converted */
     uintptr_t p = ((uintptr_t)dst + 7) & ~(uintptr_t)7;
     uintptr_t end = (uintptr_t)dst + len;
     for (; p + 8 <= end; p += 8) {

@@ -541,8 +541,10 @@ def test_integers_in_pointer_slots_are_not_stopped(exe, pool_path, opt):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
-def test_pointers_kept_as_integers_survive_a_reopen(exe, pool_path, opt):
-    prog = exe("uintptr_fields", opt)
+@pytest.mark.parametrize("name", ["uintptr_fields",    # pointers kept as integers
+                                  "libc_pointers"])    # pointers written by libc
+def test_pointers_survive_a_reopen(exe, pool_path, opt, name):
+    prog = exe(name, opt)
     first = run([prog, pool_path])
     assert first.returncode == 0 and "created ok" in first.stdout, first.stdout + first.stderr
     again = run([prog, pool_path])
@@ -585,15 +587,6 @@ def test_generic_atomics_of_a_stack_pointer_stop(exe, pool_path, opt, mode, mark
 def test_generic_atomics_store_relative_pointers(exe, pool_path, opt):
     r = run([exe("atomic_ptrs", opt), pool_path])
     assert r.returncode == 0 and "bad=0" in r.stdout, r.stdout + r.stderr
-
-
-@pytest.mark.parametrize("opt", ["-O0", "-O2"])
-def test_pointers_written_by_libc_survive_a_reopen(exe, pool_path, opt):
-    prog = exe("libc_pointers", opt)
-    first = run([prog, pool_path])
-    assert first.returncode == 0 and "created ok" in first.stdout, first.stdout + first.stderr
-    again = run([prog, pool_path])
-    assert again.returncode == 0 and "reopened ok" in again.stdout, again.stdout + again.stderr
 
 
 @pytest.mark.parametrize("opt,flags", [("-O0", ()), ("-O2", ()), ("-O2", ("-D_FORTIFY_SOURCE=2",))])
