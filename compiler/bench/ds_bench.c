@@ -58,8 +58,10 @@ static void node_free(void *p)
 
 #ifdef NO_CAIRN
 #define TX(body) do { body; } while (0)
+#define TX_ALWAYS(body) do { body; } while (0)
 #else
 #define TX(body) do { if (in_pm) { CAIRN_TX(pool) { body; } } else { body; } } while (0)
+#define TX_ALWAYS(body) do { CAIRN_TX(pool) { body; } } while (0)
 #endif
 
 struct item {
@@ -151,23 +153,56 @@ static inline __attribute__((always_inline)) long lookup(struct root *r, int ds,
     return it ? it->val : 0;
 }
 
-/* OPS operations of one workload, timed; prints one JSON object */
-static void run(struct root *r, int d, int mixed, long count, long ops, long sink)
+/* The timed loop, specialized (inlined into one function per structure,
+ * workload and mode, below): each timed loop holds only its own structure's
+ * code, and the DRAM-mode loops of the PM-capable build are the very loops
+ * of the -DNO_CAIRN build, with no PM-mode test or transaction in them.
+ * Until session 11 one loop served every structure and both modes: clang's
+ * -DNO_CAIRN build then ran a smaller loop than the source cairn-cc compiles
+ * (about 5% of a uthash lookup, docs/RESULTS.md). */
+static inline __attribute__((always_inline))
+long run_loop(struct root *r, int d, int mixed, int tx, long count, long nops, long sink)
 {
-    long nops = d == LIST ? ops / 64 : ops;
-    int mark = getenv("CAIRN_BENCH_STEPMARK") != NULL;
-    if (mark) raise(SIGSTOP);
-    double t0 = now();
     for (long i = 0; i < nops; i++) {
         long k = next_key(count);
         if (mixed && i % 10 == 0) {
-            if (i % 20 == 0) TX(insert(r, d, k)); else TX(erase(r, d, k));
-        } else if (d == SPLAY && in_pm) {
-            TX(sink += lookup(r, d, k));   /* splaying writes */
+            if (!tx) { if (i % 20 == 0) insert(r, d, k); else erase(r, d, k); }
+            else if (i % 20 == 0) TX_ALWAYS(insert(r, d, k)); else TX_ALWAYS(erase(r, d, k));
+        } else if (tx && d == SPLAY) {
+            TX_ALWAYS(sink += lookup(r, d, k));   /* splaying writes */
         } else {
             sink += lookup(r, d, k);
         }
     }
+    return sink;
+}
+
+typedef long loop_fn(struct root *r, long count, long nops, long sink);
+#define LOOP(D, M, T) static __attribute__((noinline)) long loop_##D##_##M##_##T( \
+    struct root *r, long count, long nops, long sink) { return run_loop(r, D, M, T, count, nops, sink); }
+#define LOOPS(T) LOOP(LIST, 0, T) LOOP(LIST, 1, T) LOOP(HASH, 0, T) LOOP(HASH, 1, T) \
+    LOOP(RB, 0, T) LOOP(RB, 1, T) LOOP(SPLAY, 0, T) LOOP(SPLAY, 1, T)
+#define LOOP_TABLE(T) { { loop_LIST_0_##T, loop_LIST_1_##T }, { loop_HASH_0_##T, loop_HASH_1_##T }, \
+    { loop_RB_0_##T, loop_RB_1_##T }, { loop_SPLAY_0_##T, loop_SPLAY_1_##T } }
+LOOPS(0)                                        /* volatile data: no transactions */
+static loop_fn *const dram_loops[4][2] = LOOP_TABLE(0);
+#ifndef NO_CAIRN
+LOOPS(1)                                        /* data in the pool: updates in transactions */
+static loop_fn *const pm_loops[4][2] = LOOP_TABLE(1);
+#endif
+
+/* OPS operations of one workload, timed; prints one JSON object */
+static void run(struct root *r, int d, int mixed, long count, long ops, long sink)
+{
+    long nops = d == LIST ? ops / 64 : ops;
+    loop_fn *loop = dram_loops[d][mixed];
+#ifndef NO_CAIRN
+    if (in_pm) loop = pm_loops[d][mixed];
+#endif
+    int mark = getenv("CAIRN_BENCH_STEPMARK") != NULL;
+    if (mark) raise(SIGSTOP);
+    double t0 = now();
+    sink = loop(r, count, nops, sink);
     double t = now() - t0;
     if (mark) raise(SIGSTOP);
     printf("{\"structure\": \"%s\", \"workload\": \"%s\", \"ops\": %ld, "

@@ -346,7 +346,14 @@ int main(int argc0, char **argv0) {
         fprintf(stderr, "cairn-cc: unknown optimization '%s' (see --help)\n", opt.c_str());
         return 2;
       }
-      mllvm.push_back("-cairn-" + opt + (on ? "=true" : "=false"));
+      // the last of -fcairn-OPT / -fno-cairn-OPT wins, as with clang's own
+      // -f/-fno- pairs (a Makefile's CFLAGS often append to a default):
+      // only the last reaches the pass
+      std::string prefix = "-cairn-" + opt + "=";
+      mllvm.erase(std::remove_if(mllvm.begin(), mllvm.end(),
+                                 [&](const std::string &m) { return m.rfind(prefix, 0) == 0; }),
+                  mllvm.end());
+      mllvm.push_back(prefix + (on ? "true" : "false"));
       continue;
     }
     user.push_back(a);

@@ -87,7 +87,7 @@ cl::opt<bool> ClMergeSignNullTests(
              "(<= 0: NULL or relative) on its common path instead of a sign "
              "test and a NULL test"));
 cl::opt<bool> ClFoldTranslation(
-    "cairn-fold-translation", cl::init(true),
+    "cairn-fold-translation", cl::init(false),
     cl::desc("A converted pointer is the loaded value plus an offset that is 0 "
              "for a virtual address (va = v + d): the add folds into the "
              "addressing of the loads through it, off the pointer chain, and "

@@ -122,10 +122,15 @@ def test_no_cairn_builds_uninstrumented(cairn_cc, tmp_path):
     ("merge-sign-null-tests", "sign and NULL tests of a loaded pointer merged", "legacy_stress", ()),
     # threading applies to the unfolded form only (folded: NULL tests test the base)
     ("thread-null-tests", "NULL tests skipped after converting a relative load",
-     "legacy_stress", ("-fno-cairn-fold-translation",)),
-    ("fold-translation", "pointer loads translated as v + d", "legacy_stress", ()),
-    ("plain-loop-chains", "loop-carried pointer loads left unfolded", "legacy_stress", ()),
-    ("split-translated-phis", "pointer phis of translated values kept", "legacy_stress", ()),
+     "legacy_stress", ()),
+    # folding is off by default since session 11 (docs/compiler.md); the
+    # two options that refine it count only when it is on
+    ("fold-translation", "pointer loads translated as v + d", "legacy_stress",
+     ("-fcairn-fold-translation",)),
+    ("plain-loop-chains", "loop-carried pointer loads left unfolded", "legacy_stress",
+     ("-fcairn-fold-translation",)),
+    ("split-translated-phis", "pointer phis of translated values kept", "legacy_stress",
+     ("-fcairn-fold-translation",)),
 ])
 def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog, extra):
     src = HERE / "programs" / f"{prog}.c"

@@ -1,6 +1,7 @@
 // A `cairn_pm` pointer is PM by declaration: the log needs no region test,
 // and runtime calls get it cast to a plain pointer.
 // RUN: -O2 | O2
+// RUN: -O2 -fcairn-fold-translation | FOLD
 struct node { struct node cairn_pm *next; long v; };
 
 // O2-LABEL: define {{.*}}@set(
@@ -20,5 +21,9 @@ void link(struct node cairn_pm *n, struct node cairn_pm *m) { n->next = m; }
 // O2-LABEL: define {{.*}}@next(
 // O2: [[P:%.*]] = load ptr addrspace(7)
 // O2: call preserve_mostcc ptr @cairn_cc__ra2va_miss(
-// O2: getelementptr i8, ptr addrspace(7) [[P]], i64
+// O2: phi ptr addrspace(7) [ [[P]], %{{[0-9]+}} ]
+// FOLD-LABEL: define {{.*}}@next(
+// FOLD: [[P:%.*]] = load ptr addrspace(7)
+// FOLD: call preserve_mostcc ptr @cairn_cc__ra2va_miss(
+// FOLD: getelementptr i8, ptr addrspace(7) [[P]], i64
 struct node cairn_pm *next(struct node cairn_pm *n) { return n->next; }

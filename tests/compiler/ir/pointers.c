@@ -1,20 +1,22 @@
 // Pointer-typed stores into PM store the relative form; pointer loads and
 // inttoptr convert a relative value (bit 63 set) back.
-// RUN: -O2 | O2
+// RUN: -O2 -fcairn-fold-translation | O2
 // RUN: -O0 | O0
-// RUN: -O2 -fno-cairn-skip-null-compare-loads | NULLCMP
-// RUN: -O2 -fno-cairn-inline-ra2va | NOINLINE
-// RUN: -O2 -fno-cairn-inline-va2ra | NOVA
-// RUN: -O2 -fno-cairn-local-ra-cache | NOLOCAL
-// RUN: -O2 | HOIST
-// RUN: -O2 -fno-cairn-hoist-conversions | NOHOIST
-// RUN: -O2 -fno-cairn-readonly-calls-keep-cache | NORO
+// RUN: -O2 -fno-cairn-skip-null-compare-loads -fcairn-fold-translation | NULLCMP
+// RUN: -O2 -fno-cairn-inline-ra2va -fcairn-fold-translation | NOINLINE
+// RUN: -O2 -fno-cairn-inline-va2ra -fcairn-fold-translation | NOVA
+// RUN: -O2 -fno-cairn-local-ra-cache -fcairn-fold-translation | NOLOCAL
+// RUN: -O2 -fcairn-fold-translation | HOIST
+// RUN: -O2 -fno-cairn-hoist-conversions -fcairn-fold-translation | NOHOIST
+// RUN: -O2 -fno-cairn-readonly-calls-keep-cache -fcairn-fold-translation | NORO
 // RUN: -O2 -fno-cairn-fold-translation -fno-cairn-merge-sign-null-tests | THREAD
 // RUN: -O2 -fno-cairn-fold-translation -fno-cairn-thread-null-tests -fno-cairn-merge-sign-null-tests | NOTHREAD
-// RUN: -O2 -fno-cairn-plain-loop-chains -fno-cairn-merge-sign-null-tests | FOLD
-// RUN: -O2 -fno-cairn-plain-loop-chains -fno-cairn-split-translated-phis | NOSPLIT
-// RUN: -O2 -fno-cairn-merge-sign-null-tests | PLAIN
-// RUN: -O2 | MERGE
+// RUN: -O2 -fno-cairn-plain-loop-chains -fno-cairn-merge-sign-null-tests -fcairn-fold-translation | FOLD
+// RUN: -O2 -fno-cairn-plain-loop-chains -fno-cairn-split-translated-phis -fcairn-fold-translation | NOSPLIT
+// RUN: -O2 -fno-cairn-merge-sign-null-tests -fcairn-fold-translation | PLAIN
+// RUN: -O2 -fcairn-fold-translation | MERGE
+// RUN: -O2 | DEFAULT
+// RUN: -O2 -fcairn-fold-translation -fno-cairn-fold-translation | DEFAULT
 #include <stdint.h>
 #include <string.h>
 
@@ -181,6 +183,17 @@ long around_strlen(struct named *a, const char *s)
 // PLAIN-NEXT: [[VA:%.*]] = getelementptr i8, ptr [[V]], i64 [[D]]
 // PLAIN-NOT: inttoptr
 // PLAIN: ret i64
+// the default (session 11): no load is folded; the relative path alone adds
+// the offset and the two paths merge the pointers, so the virtual path uses
+// the value as loaded (no zero offset kept in a register)
+// DEFAULT-LABEL: define {{.*}}@second(
+// DEFAULT: [[V:%.*]] = load ptr, ptr %0
+// DEFAULT-NOT: phi i64 [ 0,
+// DEFAULT: [[SUM:%.*]] = add i64
+// DEFAULT-NEXT: inttoptr i64 [[SUM]] to ptr
+// DEFAULT: phi ptr [ [[V]], %{{[0-9]+}} ]
+// DEFAULT-NOT: getelementptr i8, ptr [[V]], i64 %
+// DEFAULT: ret i64
 // with -fno-cairn-plain-loop-chains the loop carries (loaded value, offset); the address is their sum
 // (one gep), the NULL test tests the loaded value, a hit's offset is the
 // register copy D, a DRAM pointer's is 0
