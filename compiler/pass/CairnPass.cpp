@@ -91,7 +91,9 @@ cl::opt<bool> ClFoldTranslation(
     cl::desc("A converted pointer is the loaded value plus an offset that is 0 "
              "for a virtual address (va = v + d): the add folds into the "
              "addressing of the loads through it, off the pointer chain, and "
-             "NULL tests test the loaded value"));
+             "NULL tests test the loaded value. Off by default: on AMD Zen 3 "
+             "the zero offset kept in a register cost DRAM data instructions "
+             "and bought PM data nothing (docs/compiler.md)"));
 cl::opt<bool> ClPlainLoopChains(
     "cairn-plain-loop-chains", cl::init(true),
     cl::desc("With -cairn-fold-translation: a pointer load whose value is "
