@@ -28,8 +28,6 @@ int cairn_cc__untyped_words_stay;
 
 static int is_pool_address(uint64_t v)
 {
-    if (__atomic_load_n(&cairn_cc__untyped_words_stay, __ATOMIC_RELAXED))
-        return 0;
     return v != 0 && cairn__in_region((const void *)(uintptr_t)v) &&
            cairn_pool_of((const void *)(uintptr_t)v) != NULL;
 }
@@ -90,7 +88,9 @@ void *cairn_cc__xchg_ptr(void **slot, void *desired, const char *file, int line)
  * unchanged. */
 uint64_t cairn_cc__pm_word(const void *slot, uint64_t v, const char *file, int line)
 {
-    if (!cairn__in_region(slot) || !is_pool_address(v))
+    if (!cairn__in_region(slot) ||
+        __atomic_load_n(&cairn_cc__untyped_words_stay, __ATOMIC_RELAXED) ||   /* heap mode */
+        !is_pool_address(v))
         return v;
     return cairn__va2ra_checked(slot, (const void *)(uintptr_t)v, file, line);
 }

@@ -188,14 +188,12 @@ class Trace:
         return None
 
     def _load(self):
-        self._threads, self._data, self._pools = {}, {}, {}
+        self._threads, self._data = {}, {}
         for tid in sorted(self.chunks):
             out = self._threads[tid] = []
             for recs, data in self.blocks(tid):
                 for i, b in data.items():
                     self._data[(tid, len(out) + i)] = b
-                    if recs[i][TYPE] == 2:
-                        self._pools[recs[i][LOC]] = b.decode(errors="replace")
                 out.extend(recs)
 
     @property

@@ -51,14 +51,23 @@ static void other_pool_into_pm(void *arg)
     cairn_ptr_store(&ra->p, ob);
 }
 
+/* pool A opened, with a new object o stored (relative) in its root's q */
+static struct root *open_with_object(cairn_pool **a, void **o)
+{
+    *a = cairn_pool_open(PA, "pp");
+    struct root *ra = CAIRN_ROOT(*a, struct root);
+    *o = cairn_alloc(*a, 16);
+    CAIRN_TX(*a) cairn_ptr_store(&ra->q, *o);
+    return ra;
+}
+
 /* a pointer kept past its pool's close, then followed */
 static void pool_not_open(void *arg)
 {
     (void)arg;
-    cairn_pool *a = cairn_pool_open(PA, "pp");
-    struct root *ra = CAIRN_ROOT(a, struct root);
-    void *o = cairn_alloc(a, 16);
-    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    cairn_pool *a;
+    void *o;
+    struct root *ra = open_with_object(&a, &o);
     uint64_t slot = ra->q;
     cairn_pool_close(a);
     cairn_ptr_load(&slot);
@@ -70,10 +79,9 @@ static void pool_not_open(void *arg)
 static void unseen_ids_are_values(void *arg)
 {
     (void)arg;
-    cairn_pool *a = cairn_pool_open(PA, "pp");
-    struct root *ra = CAIRN_ROOT(a, struct root);
-    void *o = cairn_alloc(a, 16);
-    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    cairn_pool *a;
+    void *o;
+    struct root *ra = open_with_object(&a, &o);
     uint64_t other = ra->q ^ ((uint64_t)1 << 41), slot = other;
     double d = -1.0;
     uint64_t bits;
@@ -94,10 +102,9 @@ __attribute__((noinline)) static int follow_raw(const uint64_t *slot)
 __attribute__((unused)) static void raw_deref(void *arg)
 {
     (void)arg;
-    cairn_pool *a = cairn_pool_open(PA, "pp");
-    struct root *ra = CAIRN_ROOT(a, struct root);
-    void *o = cairn_alloc(a, 16);
-    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    cairn_pool *a;
+    void *o;
+    struct root *ra = open_with_object(&a, &o);
     follow_raw(&ra->q);
 }
 
@@ -131,10 +138,9 @@ static void violations_stop_with_a_message(void)
 static void unknown_ids_as_values(void *arg)
 {
     (void)arg;
-    cairn_pool *a = cairn_pool_open(PA, "pp");
-    struct root *ra = CAIRN_ROOT(a, struct root);
-    void *o = cairn_alloc(a, 16);
-    CAIRN_TX(a) cairn_ptr_store(&ra->q, o);
+    cairn_pool *a;
+    void *o;
+    struct root *ra = open_with_object(&a, &o);
     double d = -1.0;
     uint64_t bits;
     memcpy(&bits, &d, sizeof bits);
