@@ -141,7 +141,7 @@ set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
 # Shared-library dependencies (libllvm19, libclang-cpp19, libc6, libstdc++6, ...)
 # come from dpkg-shlibdeps; these are what the tools run rather than link.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "clang-19, libllvm19, libclang-cpp19, python3 (>= 3.11), python3-tqdm")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "clang-19, python3 (>= 3.11), python3-tqdm")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkgconf | pkg-config")
 set(CPACK_GENERATOR DEB)
 include(CPack)
