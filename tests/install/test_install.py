@@ -151,8 +151,10 @@ def test_wheel_from_the_tree_installs_the_cli_and_finds_tools_on_path(prefix, tm
     shutil.copytree(SOURCE / "python", src,
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
     env = prefix_env(prefix)
+    # offline, with Debian's setuptools and wheel, which the pins must name
     run(["/usr/bin/python3", "-m", "pip", "wheel", "-q", "--no-deps", "--no-index",
-         "--no-build-isolation", "-w", tmp_path / "dist", src], env=env)
+         "--no-build-isolation", "--check-build-dependencies", "-w", tmp_path / "dist", src],
+        env=env)
     wheels = list((tmp_path / "dist").glob("cairn-*.whl"))
     assert [w.name for w in wheels] == ["cairn-0.1.0-py3-none-any.whl"]
     venv = tmp_path / "venv"
