@@ -64,6 +64,7 @@ def section_body(doc: Path, title: str, where: str) -> list[str]:
 def cairn_commands() -> list[str]:
     """A table of the CLI's commands from its argparse parser."""
     import argparse as ap
+    sys.dont_write_bytecode = True             # no __pycache__ in the source tree
     sys.path.insert(0, str(ROOT / "python"))
     from cairn.cli import build_parser
     rows = []

@@ -445,8 +445,9 @@ int main(int argc0, char **argv0) {
     // -fno-cairn objects open the same pools. Without the plugin cairn.h's
     // marker type has an unknown attribute, which cairn.h makes an error.
     if (L.typeIdPlugin.empty()) {
-      fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s; "
-                      "build the cairn-cc target\n", selfDir().c_str());
+      fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s or in %s/"
+                      CAIRN_LIBDIR_FROM_BINDIR "/cairn; build the cairn-cc target, "
+                      "or reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     args.push_back("-fplugin=" + L.typeIdPlugin);
@@ -455,8 +456,9 @@ int main(int argc0, char **argv0) {
   }
   if (compileSource && !preprocessOnly && instrument) {
     if (L.plugin.empty()) {
-      fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s; "
-                      "build the cairn-cc target\n", selfDir().c_str());
+      fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s or in %s/"
+                      CAIRN_LIBDIR_FROM_BINDIR "/cairn; build the cairn-cc target, "
+                      "or reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     args.insert(args.end(), {"-fpass-plugin=" + L.plugin, "-Xclang", "-load",

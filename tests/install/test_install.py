@@ -90,6 +90,18 @@ def test_cairn_cc_finds_every_part_in_the_prefix(prefix):
             assert Path(where.strip()).resolve().is_relative_to(prefix), f"{name}: {where}"
 
 
+def test_persistent_heap_mode_builds_from_the_prefix(prefix, tmp_path):
+    (tmp_path / "heap.c").write_text(
+        '#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n'
+        'int main(void) { char *s = malloc(32); strcpy(s, "kept in a pool");\n'
+        '  puts(s); free(s); return 0; }\n')
+    env = prefix_env(prefix)
+    heap = tmp_path / "heap.pool"
+    run(["cairn-cc", f"--persistent-heap={heap}", "-O2", "heap.c", "-o", "heap"],
+        cwd=tmp_path, env=env)
+    assert run([tmp_path / "heap"], env=env) == "kept in a pool\n"
+
+
 def build_make(work, env):
     run(["make"], cwd=work, env=env)
     return work
