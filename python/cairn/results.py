@@ -24,7 +24,7 @@ import re
 import statistics
 import subprocess
 
-BLOCK = re.compile(r"<!-- results: (?P<spec>[^>]*?) -->\n(?P<body>.*?)<!-- /results -->",
+BLOCK = re.compile(r"<!-- results: (?P<spec>[^>]*?) -->(?P<nl>\n?)(?P<body>.*?)<!-- /results -->",
                    re.S)
 
 
@@ -259,7 +259,47 @@ def block_ccbench_counts(root, path):
     return "\n".join(lines) + "\n"
 
 
+def _path(d, path, file):
+    """d at a dotted path: keys, list indices, or [key=value] to pick a list item."""
+    cur = d
+    for part in path.split("."):
+        m = re.fullmatch(r"\[(\w+)=([^\]]*)\]", part)
+        try:
+            if m:
+                cur = next(x for x in cur if str(x.get(m.group(1))) == m.group(2))
+            elif isinstance(cur, list):
+                cur = cur[int(part)]
+            else:
+                cur = cur[part]
+        except (KeyError, IndexError, ValueError, StopIteration, TypeError, AttributeError):
+            raise ResultsError(f"{file}: no '{part}' at '{path}'; fix the block or the data") \
+                from None
+    return cur
+
+
+def block_value(root, path, key, fmt="g"):
+    """One value, e.g. <!-- results: value f.json runs.[name=a].ratio .2f -->1.23<!-- /results -->"""
+    return format(_path(_load(root, path), key, path), fmt)
+
+
+def block_table(root, path, key, *columns):
+    """A list of records as a Markdown table; columns are KEY or KEY:FMT (default: all keys)."""
+    rows = _path(_load(root, path), key, path)
+    if not isinstance(rows, list) or not rows or not isinstance(rows[0], dict):
+        raise ResultsError(f"{path}: '{key}' is not a list of records")
+    cols = [c.partition(":") for c in columns] or [(k, "", "") for k in rows[0]]
+    lines = ["| " + " | ".join(c for c, _, _ in cols) + " |",
+             "|" + "---|" * len(cols)]
+    for r in rows:
+        lines.append("| " + " | ".join(
+            "-" if r.get(c) is None else (format(r[c], f) if f else str(r[c]))
+            for c, _, f in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
 BLOCKS = {
+    "value": block_value,
+    "table": block_table,
     "provenance": block_provenance,
     "runtime": block_runtime,
     "runtime-findings": block_runtime_findings,
@@ -288,9 +328,11 @@ def regenerate(text, root):
 
     def sub(m):
         body = render_block(root, m.group("spec"))
+        if not m.group("nl"):            # an inline block: one value inside a sentence
+            body = body.rstrip("\n")
         if body != m.group("body"):
             changed.append(m.group("spec"))
-        return f"<!-- results: {m.group('spec')} -->\n{body}<!-- /results -->"
+        return f"<!-- results: {m.group('spec')} -->{m.group('nl')}{body}<!-- /results -->"
     return BLOCK.sub(sub, text), changed
 
 

@@ -65,3 +65,20 @@ def test_verdict_within_noise_is_not_shown():
     assert verdict(2.13, 2.78, 2.5) == "not shown"
     assert verdict(2.6, 2.9, 2.5) == "met"
     assert verdict(1.9, 2.4, 2.5) == "NOT met"
+
+
+def test_value_and_table_blocks(tmp_path):
+    import json
+    (tmp_path / "d.json").write_text(json.dumps(
+        {"runs": [{"name": "a", "ratio": 1.2345, "n": 3}, {"name": "b", "ratio": 2.5, "n": 4}]}))
+    doc = tmp_path / "R.md"
+    doc.write_text("b ran at <!-- results: value d.json runs.[name=b].ratio .2f -->?<!-- /results -->"
+                   " the speed.\n\n<!-- results: table d.json runs name ratio:.1f -->\n<!-- /results -->\n")
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from cairn.results import regenerate
+    text, changed = regenerate(doc.read_text(), str(tmp_path))
+    assert "value d.json runs.[name=b].ratio .2f -->2.50<!--" in text
+    assert "| a | 1.2 |\n| b | 2.5 |\n" in text
+    assert len(changed) == 2
+    assert regenerate(text, str(tmp_path))[1] == []
+    assert lint(text) == []
