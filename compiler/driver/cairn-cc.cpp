@@ -9,9 +9,11 @@
 //   preprocessing and compiling: -D__CAIRN_CC__ (cairn.h's marker form);
 //   linking:    libcairn_cc_rt.a, then libcairn (shared if built, else
 //               static), then -lpthread.
-// Its parts are found relative to the executable, in the build tree
-// (build/compiler/cairn-cc, build/runtime/libcairn.*) or an install
-// (bin/cairn-cc, lib/cairn/*, lib/libcairn.*, include/).
+// Its parts are found relative to the executable, never at a path fixed at
+// build time: in the build tree (build/compiler/cairn-cc beside its parts,
+// build/runtime/libcairn.*) or in an install (PREFIX/bin/cairn-cc,
+// PREFIX/LIBDIR/cairn/*, PREFIX/LIBDIR/libcairn.*, PREFIX/include/cairn.h;
+// packaging/CairnInstall.cmake, docs/install.md).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -61,25 +63,55 @@ std::string firstExisting(const std::vector<std::string> &cands) {
   return "";
 }
 
+// Install directories relative to the installed bin/ (from CMake's
+// GNUInstallDirs); a driver built without the install rules assumes the
+// usual PREFIX/{bin,lib,include}.
+#ifndef CAIRN_LIBDIR_FROM_BINDIR
+#define CAIRN_LIBDIR_FROM_BINDIR "../lib"
+#endif
+#ifndef CAIRN_INCLUDEDIR_FROM_BINDIR
+#define CAIRN_INCLUDEDIR_FROM_BINDIR "../include"
+#endif
+
 struct Layout {
   std::string clang, plugin, typeIdPlugin, include, rtlib, libShared, libStatic, wsetDir;
 };
 
+// Each part: first where the build tree keeps it, then where an install does.
 Layout findLayout() {
   std::string d = selfDir();
+  std::string lib = d + "/" CAIRN_LIBDIR_FROM_BINDIR, priv = lib + "/cairn";
   Layout L;
   const char *envClang = getenv("CAIRN_CLANG");
   L.clang = envClang && *envClang ? envClang : CAIRN_CLANG_DEFAULT;
-  L.plugin = firstExisting({d + "/CairnPass.so", d + "/../lib/cairn/CairnPass.so"});
-  L.typeIdPlugin = firstExisting({d + "/CairnTypeId.so", d + "/../lib/cairn/CairnTypeId.so"});
-  L.include = firstExisting({d + "/include/cairn.h", d + "/../include/cairn.h"});
+  L.plugin = firstExisting({d + "/CairnPass.so", priv + "/CairnPass.so"});
+  L.typeIdPlugin = firstExisting({d + "/CairnTypeId.so", priv + "/CairnTypeId.so"});
+  L.include = firstExisting({d + "/include/cairn.h",
+                             d + "/" CAIRN_INCLUDEDIR_FROM_BINDIR "/cairn.h"});
   if (!L.include.empty())
     L.include = L.include.substr(0, L.include.rfind('/'));
-  L.rtlib = firstExisting({d + "/libcairn_cc_rt.a", d + "/../lib/cairn/libcairn_cc_rt.a"});
-  L.libShared = firstExisting({d + "/../runtime/libcairn.so", d + "/../lib/libcairn.so"});
-  L.libStatic = firstExisting({d + "/../runtime/libcairn.a", d + "/../lib/libcairn.a"});
-  L.wsetDir = firstExisting({d + "/wset", d + "/../lib/cairn/wset"});
+  L.rtlib = firstExisting({d + "/libcairn_cc_rt.a", priv + "/libcairn_cc_rt.a"});
+  L.libShared = firstExisting({d + "/../runtime/libcairn.so", lib + "/libcairn.so"});
+  L.libStatic = firstExisting({d + "/../runtime/libcairn.a", lib + "/libcairn.a"});
+  L.wsetDir = firstExisting({d + "/wset", priv + "/wset"});
   return L;
+}
+
+// The directory a library was found in, without "..": the -rpath given
+// to programs linked against libcairn.so. Empty for a directory the
+// dynamic loader searches anyway (an install into /usr).
+std::string rpathFor(const std::string &libPath) {
+  std::string dir = libPath.substr(0, libPath.rfind('/'));
+  char *real = realpath(dir.c_str(), nullptr);
+  if (real) {
+    dir = real;
+    free(real);
+  }
+  for (const char *sys : {"/usr/lib", "/usr/lib/x86_64-linux-gnu", "/lib",
+                          "/lib/x86_64-linux-gnu"})
+    if (dir == sys)
+      return "";
+  return dir;
 }
 
 void usage() {
@@ -413,8 +445,9 @@ int main(int argc0, char **argv0) {
     // -fno-cairn objects open the same pools. Without the plugin cairn.h's
     // marker type has an unknown attribute, which cairn.h makes an error.
     if (L.typeIdPlugin.empty()) {
-      fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s; "
-                      "build the cairn-cc target\n", selfDir().c_str());
+      fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s or in %s/"
+                      CAIRN_LIBDIR_FROM_BINDIR "/cairn; build the cairn-cc target, "
+                      "or reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     args.push_back("-fplugin=" + L.typeIdPlugin);
@@ -423,8 +456,9 @@ int main(int argc0, char **argv0) {
   }
   if (compileSource && !preprocessOnly && instrument) {
     if (L.plugin.empty()) {
-      fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s; "
-                      "build the cairn-cc target\n", selfDir().c_str());
+      fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s or in %s/"
+                      CAIRN_LIBDIR_FROM_BINDIR "/cairn; build the cairn-cc target, "
+                      "or reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     args.insert(args.end(), {"-fpass-plugin=" + L.plugin, "-Xclang", "-load",
@@ -499,14 +533,15 @@ int main(int argc0, char **argv0) {
                                                               : L.libStatic;
     if (lib.empty()) {
       fprintf(stderr, "cairn-cc: libcairn not found (looked in %s/../runtime and "
-                      "%s/../lib); build the `cairn` target\n",
-              selfDir().c_str(), selfDir().c_str());
+                      "%s/" CAIRN_LIBDIR_FROM_BINDIR "); build the `cairn` target, or "
+                      "reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     if (!(shared && lib == L.libStatic)) {
       args.push_back(lib);
-      if (lib == L.libShared)
-        args.push_back("-Wl,-rpath," + lib.substr(0, lib.rfind('/')));
+      std::string rpath = lib == L.libShared ? rpathFor(lib) : "";
+      if (!rpath.empty())
+        args.push_back("-Wl,-rpath," + rpath);
     }
     args.push_back("-lpthread");
   }

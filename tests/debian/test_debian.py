@@ -1,7 +1,8 @@
 """Debian packages' own test suites, built with cairn-cc --persistent-heap.
 
-tests/debian/run.sh does the work (fetch with apt-get source from
-deb.debian.org, build, run the suite); this runs it once per package. A
+tests/debian/run.sh does the work (fetch with apt-get source from the archive
+the machine's apt configuration names, build, run the suite); this runs it
+once per package. A
 source that cannot be fetched is a failure, never a skip: these are the
 tests that show real programs work under cairn-cc."""
 import os
