@@ -156,3 +156,19 @@ def test_class_type_ids_follow_bases(cairn_cxx, tmp_path):
 def test_cairn_cxx_help_and_c_driver_hint(cairn_cxx):
     r = subprocess.run([str(cairn_cxx), "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("usage: cairn-c++")
+
+
+def test_atomics_static_initializers_and_thread_local(cairn_cxx, tmp_path, pool_path):
+    """std::atomic<long> and std::atomic<Node *> in a pool from two threads
+    (fetch_add, compare_exchange of a relative pointer), aborted by an
+    exception, then reopened; a static std::map and a thread_local vector."""
+    exe = build(cairn_cxx, CXX_DIR / "atomics.cpp", tmp_path / "atom", "-std=c++17", "-O2",
+                "-pthread")
+    want = "count 1000 nodes 1000 sum 249500 table 3 scratch 0"
+    for mode in ("create", "open"):
+        r = run([exe, mode, pool_path])
+        assert r.returncode == 0 and r.stdout.strip() == want, r.stdout + r.stderr
+    heap = build(cairn_cxx, CXX_DIR / "atomics.cpp", tmp_path / "atomh", "-std=c++17", "-O2",
+                 "-pthread", "--persistent-heap")
+    r = run([heap, "create", str(pool_path) + ".2"])
+    assert r.returncode == 0 and r.stdout.strip() == want, r.stdout + r.stderr
