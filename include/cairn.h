@@ -368,8 +368,9 @@ private:
     uint32_t id_;
 };
 
-/* new T(args...) in a pool (cairn_alloc, then placement new); in a
- * transaction the object is freed again if it aborts. */
+/* new T(args...) in a pool: cairn_alloc and the constructor in one
+ * transaction (nested in the caller's, if one is open), so a crash or an
+ * exception from the constructor leaves no half-built object. */
 template <class T, class... Args>
 T *make(cairn_pool *pool, Args &&...args)
 {
@@ -377,19 +378,24 @@ T *make(cairn_pool *pool, Args &&...args)
                   "cairn::make<T>: T has virtual functions; its vtable pointer is an "
                   "address in the program image, which moves between runs, so it "
                   "cannot be kept in a pool (docs/compiler.md, C++)");
+    transaction tx(pool);
     void *p = cairn_alloc(pool, sizeof(T));
     if (!p)
         throw std::bad_alloc();
-    return ::new (p) T(static_cast<Args &&>(args)...);
+    T *obj = ::new (p) T(static_cast<Args &&>(args)...);
+    tx.commit();
+    return obj;
 }
 
-/* ~T() then cairn_free */
+/* ~T() then cairn_free, in one transaction */
 template <class T>
-void destroy(T *p) noexcept
+void destroy(T *p)
 {
     if (p) {
+        transaction tx(cairn_pool_of(p));
         p->~T();
         cairn_free(p);
+        tx.commit();
     }
 }
 
