@@ -172,3 +172,22 @@ def test_atomics_static_initializers_and_thread_local(cairn_cxx, tmp_path, pool_
                  "-pthread", "--persistent-heap")
     r = run([heap, "create", str(pool_path) + ".2"])
     assert r.returncode == 0 and r.stdout.strip() == want, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("what,args", [
+    ("boost", ["--records", "300", "--ops", "2000", "--only", "ll,hash,splay,sg"]),
+    ("knn", ["--repeat", "2"]),
+])
+def test_seed002_workloads_run_and_agree(cairn_cxx, tmp_path, what, args):
+    """bench/cxx/run.py builds the original and its pool port, runs them and
+    stops if any build's result differs from the volatile program's."""
+    import json
+    import sys
+    out = tmp_path / "r.json"
+    r = subprocess.run([sys.executable, str(HERE.parents[1] / "bench" / "cxx" / "run.py"), what,
+                        "--rounds", "1", "--json", str(out), *args,
+                        "--build", str(BUILD)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.loads(out.read_text())
+    assert d["rows"] and all(row["cairn-c++ PM s"] > 0 for row in d["rows"])
+    assert 0 < d["changed_lines"] <= (24 if what == "boost" else 8)
