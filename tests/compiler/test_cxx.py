@@ -45,6 +45,16 @@ def test_containers_under_persistent_heap_match_clang(cairn_cxx, tmp_path, std, 
     assert heap.stdout == ref.stdout and heap.stdout.strip()
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_boost_container_and_intrusive_types_under_persistent_heap(cairn_cxx, tmp_path, opt):
+    src = CXX_DIR / "boost_types.cpp"
+    ref = run([reference(tmp_path, src, "-std=c++17", opt)])
+    heap = run([build(cairn_cxx, src, tmp_path / "heap", "-std=c++17", opt,
+                      "--persistent-heap", "-Wno-deprecated-declarations")])
+    assert ref.returncode == 0 and heap.returncode == 0, heap.stderr
+    assert heap.stdout == ref.stdout and "hash" in heap.stdout
+
+
 def test_heap_objects_are_in_the_heap(cairn_cxx, tmp_path):
     src = tmp_path / "where.cpp"
     src.write_text(
