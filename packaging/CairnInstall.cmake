@@ -2,13 +2,15 @@
 # Debian package (included last by the top-level CMakeLists.txt, after every
 # target exists). See docs/install.md.
 #
-#   PREFIX/bin/               cairn-cc  cairn-analyze  cairn-pool  cairn (CLI)
+#   PREFIX/bin/               cairn-cc  cairn-c++ (-> cairn-cc)  cairn-analyze
+#                             cairn-pool  cairn (CLI)
 #   PREFIX/LIBDIR/            libcairn.so.0.1.0  libcairn.so.0  libcairn.so  libcairn.a
 #   PREFIX/LIBDIR/cairn/      CairnPass.so  CairnTypeId.so  libcairn_cc_rt.a
-#                             libcairn_pheap.a  wset/*.wset
+#                             libcairn_pheap.a  wset/*.wset  libcairn_cxx_rt.a
+#                             libcairn_cxx_rt_heap.a  libcairn_pheap_cxx.a
 #   PREFIX/LIBDIR/pkgconfig/  cairn.pc
 #   PREFIX/LIBDIR/cmake/cairn/ cairnConfig.cmake  cairnConfigVersion.cmake
-#   PREFIX/include/           cairn.h
+#   PREFIX/include/           cairn.h  cairn_cxx_prelude.h
 #   PREFIX/share/cairn/python/ the CLI's Python package (bin/cairn runs it)
 #   PREFIX/share/man/         cairn-cc(1)  cairn(1)  cairn(3)
 #
@@ -27,7 +29,7 @@ set(CAIRN_PRIVATE_LIBDIR ${CMAKE_INSTALL_LIBDIR}/cairn)
 # Compiled-in paths (assert messages, debug info) name the trees by a
 # stable, tree-free prefix instead.
 foreach(t cairn_obj cairn-pool cairn-analyze cairn-cc CairnPass CairnTypeId
-          cairn_cc_rt cairn_pheap)
+          cairn_cc_rt cairn_pheap cairn_pheap_cxx)
   if(TARGET ${t})
     target_compile_options(${t} PRIVATE
       -ffile-prefix-map=${CMAKE_BINARY_DIR}=/usr/src/cairn/build
@@ -62,6 +64,16 @@ if(TARGET cairn-cc)
     ARCHIVE DESTINATION ${CAIRN_PRIVATE_LIBDIR} COMPONENT dev)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/compiler/wset/
     DESTINATION ${CAIRN_PRIVATE_LIBDIR}/wset COMPONENT dev FILES_MATCHING PATTERN "*.wset")
+  # cairn-c++: the same driver under a name ending in "++", libstdc++'s node
+  # functions built by cairn-c++, operator new/delete for the heap, the prelude
+  install(TARGETS cairn_pheap_cxx ARCHIVE DESTINATION ${CAIRN_PRIVATE_LIBDIR} COMPONENT dev)
+  install(FILES ${CMAKE_BINARY_DIR}/compiler/libcairn_cxx_rt.a
+                ${CMAKE_BINARY_DIR}/compiler/libcairn_cxx_rt_heap.a
+    DESTINATION ${CAIRN_PRIVATE_LIBDIR} COMPONENT dev)
+  install(FILES ${PROJECT_SOURCE_DIR}/compiler/rt/cxx/cairn_cxx_prelude.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+  install(CODE "execute_process(COMMAND \${CMAKE_COMMAND} -E create_symlink cairn-cc
+    \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/cairn-c++)" COMPONENT dev)
 endif()
 if(TARGET cairn-analyze)
   install(TARGETS cairn-analyze RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)

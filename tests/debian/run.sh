@@ -14,6 +14,8 @@
 #   bzip2    bzip2 1.0.8-5          make test: 3 compressions, 3 decompressions
 #   pcre2    pcre2 10.42-1          make check: RunTest, RunGrepTest, POSIX test
 #                                   (8-bit library, JIT off)
+#   tinyxml2 tinyxml2 9.0.0-1       xmltest (its own suite, C++, built by
+#                                   cairn-c++ --persistent-heap)
 #   jq       jq 1.6-2.1+deb12u2     tests/jqtest, shtest, utf8test, base64test,
 #                                   optionaltest (built without autotools); its
 #                                   jqtest failure (1 run in 3) was fixed in
@@ -93,6 +95,7 @@ if [ "${1:-}" = --mirror ]; then
 fi
 build=$(cd "${CAIRN_BUILD:-$root/build}" && pwd) || { echo "no build directory"; exit 2; }
 cc="$build/compiler/cairn-cc"
+cxx="$build/compiler/cairn-c++"
 [ -x "$cc" ] || { echo "debian: $cc is not built"; exit 2; }
 cache=${CAIRN_DEBIAN_CACHE:-$build/debian}
 export CAIRN_PMEM_FORCE=${CAIRN_PMEM_FORCE:-1}
@@ -238,7 +241,20 @@ build_jq() {
     echo "$passed $total"
 }
 
-all_pkgs=(zlib jansson expat bzip2 pcre2 jq)
+# tinyxml2: C++ (cairn-c++); xmltest prints "Pass N, Fail M" and exits non-zero
+# when anything failed
+build_tinyxml2() {
+    "$cxx" --persistent-heap -O2 -g tinyxml2.cpp xmltest.cpp -o xmltest || return 1
+    mkdir -p resources/out
+    ./xmltest
+    local rc=$? pass fail
+    read -r pass fail < <(sed -n 's/^Pass \([0-9]*\), Fail \([0-9]*\).*/\1 \2/p' "$log" | tail -n 1)
+    [ -n "$pass" ] || return 1
+    [ $rc -eq 0 ] || fail=$((fail > 0 ? fail : 1))
+    echo "$pass $((pass + fail))"
+}
+
+all_pkgs=(zlib jansson expat bzip2 pcre2 jq tinyxml2)
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=("${all_pkgs[@]}")
 heaps_before=$(ls /dev/shm/cairn-heap-*.pool 2>/dev/null | sort)

@@ -15,7 +15,8 @@ HERE = Path(__file__).resolve().parent
 BUILD = Path(os.environ.get("CAIRN_BUILD", HERE.parents[1] / "build")).resolve()
 
 
-@pytest.mark.parametrize("package", ["zlib", "jansson", "expat", "bzip2", "pcre2", "jq"])
+@pytest.mark.parametrize("package", ["zlib", "jansson", "expat", "bzip2", "pcre2", "jq",
+                                     "tinyxml2"])
 def test_debian_package_suite_passes_under_persistent_heap(package):
     assert (BUILD / "compiler" / "cairn-cc").exists(), f"cairn-cc is not built in {BUILD}"
     r = subprocess.run([str(HERE / "run.sh"), package], capture_output=True, text=True,
