@@ -58,3 +58,31 @@ def test_passing_and_failing_tests_are_left_alone(tmp_path):
     assert ok.returncode == 0 and "2 passed" in ok.stdout, ok.stdout + ok.stderr
     bad = _pytest(tmp_path, "def test_bad():\n    assert 1 + 1 == 3\n")
     assert bad.returncode == 1 and "1 failed, 1 passed" in bad.stdout, bad.stdout + bad.stderr
+
+
+CTEST_PROJECT = """cmake_minimum_required(VERSION 3.20)
+project(gate NONE)
+enable_testing()
+add_test(NAME passes COMMAND true)
+add_test(NAME skips COMMAND sh -c "exit 77")
+set_tests_properties(skips PROPERTIES SKIP_RETURN_CODE 77)
+"""
+
+
+def test_ctest_gate_fails_on_a_skipped_c_test(tmp_path):
+    """scripts/ctest-gated.sh (scripts/test.sh's ctest): ctest itself exits 0
+    when a test returns its SKIP_RETURN_CODE; the gate does not."""
+    (tmp_path / "CMakeLists.txt").write_text(CTEST_PROJECT)
+    subprocess.run(["cmake", "-S", tmp_path, "-B", tmp_path / "b"], check=True,
+                   capture_output=True)
+    gate = Path(__file__).resolve().parents[1] / "scripts" / "ctest-gated.sh"
+    plain = subprocess.run(["ctest", "--test-dir", tmp_path / "b"], capture_output=True, text=True)
+    assert plain.returncode == 0 and "Skipped" in plain.stdout, plain.stdout
+    r = subprocess.run([gate, "--test-dir", tmp_path / "b"], capture_output=True, text=True)
+    assert r.returncode != 0 and "did not run" in r.stderr, r.stdout + r.stderr
+    ok = subprocess.run([gate, "--test-dir", tmp_path / "b", "-R", "passes"],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    none = subprocess.run([gate, "--test-dir", tmp_path / "b", "-R", "no_such_test"],
+                          capture_output=True, text=True)
+    assert none.returncode != 0, none.stdout + none.stderr
