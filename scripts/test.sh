@@ -59,9 +59,13 @@ unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 step "TSan"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 san_build tsan thread
-# every unit test: the runtime starts its own threads (the background mark
-# after a crash, trace writers) in tests that start none themselves
-scripts/ctest-gated.sh --test-dir build-tsan -j2
+# every unit test but one: the runtime starts its own threads (the
+# background mark after a crash, trace writers) in tests that start none
+# themselves. unit.crashstates is left out: it forks ~700 checker children,
+# each copying TSan's shadow mappings (over its 600 s limit), and the
+# thread it reaches (the background mark) is checked by unit.bggc and
+# unit.recover here.
+scripts/ctest-gated.sh --test-dir build-tsan -j2 -E '^unit\.crashstates$'
 # the multi-threaded programs cairn-cc builds (threads killed by SIGKILL,
 # per-thread traces), the benchmark's 2-thread runs, the analyzer's parser
 # threads
