@@ -27,10 +27,11 @@ CAIRN_BUILD=$PWD/build pytest tests
 
 # A full build with sanitizers (clang 19, Debug): the runtime, compiler/rt,
 # the plugins, cairn-cc, the analyzer, the examples and the benchmarks.
-san_build() {  # name, sanitizers
-  local dir=build-$1
+san_build() {  # name, sanitizers, extra cmake arguments...
+  local dir=build-$1 san=$2
+  shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
-        -DCMAKE_CXX_COMPILER=clang++-19 -DCAIRN_SANITIZE="$2" -DCAIRN_WERROR=ON >/dev/null
+        -DCMAKE_CXX_COMPILER=clang++-19 -DCAIRN_SANITIZE="$san" -DCAIRN_WERROR=ON "$@" >/dev/null
   ninja -C "$dir" -j2 >/dev/null
 }
 # pytest over a sanitized build: cairn-cc runs clang through the wrapper that
@@ -58,7 +59,8 @@ unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 step "TSan"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-san_build tsan thread
+# the runtime, its unit tests and the plain-C example (CAIRN_RUNTIME_ONLY)
+san_build tsan thread -DCAIRN_RUNTIME_ONLY=ON
 # every unit test but one: the runtime starts its own threads (the
 # background mark after a crash, trace writers) in tests that start none
 # themselves. unit.crashstates is left out: it forks ~700 checker children,
@@ -66,12 +68,6 @@ san_build tsan thread
 # thread it reaches (the background mark) is checked by unit.bggc and
 # unit.recover here.
 scripts/ctest-gated.sh --test-dir build-tsan -j2 -E '^unit\.crashstates$'
-# the multi-threaded programs cairn-cc builds (threads killed by SIGKILL,
-# per-thread traces), the benchmark's 2-thread runs, the analyzer's parser
-# threads
-san_pytest tsan thread tests/compiler/test_e2e.py::test_threads_survive_sigkill \
-  tests/compiler/test_trace.py \
-  tests/bench tests/analyzer
 unset TSAN_OPTIONS
 
 step "fuzz the pool-file parser (${CAIRN_FUZZ_SECONDS:-60} s)"
