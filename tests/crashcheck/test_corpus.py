@@ -156,3 +156,41 @@ def test_setup_errors_exit_2(tmp_path, pool):
     assert r.returncode == 2 and "before any crash" in r.stderr, r.stderr
     r = crashcheck()
     assert r.returncode == 2
+
+
+@pytest.mark.parametrize("name,args", [("list", ["0"]), ("tx_cycle", [])])
+def test_compiler_programs_clean(name, args, tmp_path, pool):
+    """cairn-cc --trace programs of the compiler's tests: recovery plus the
+    pool check pass in every crash state (stores exact per store)."""
+    need(CAIRN_CC)
+    prog = tmp_path / name
+    r = subprocess.run([str(CAIRN_CC), "--trace", "-O2", "-g",
+                        str(ROOT / "tests" / "compiler" / "programs" / f"{name}.c"), "-o", str(prog)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "r.json"
+    r = crashcheck("--quiet", "--json", out, "--nested-every", "4", "--", prog, pool, *args,
+                   pool=pool)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    j = json.loads(out.read_text())
+    assert j["failed"] == 0 and j["stores_traced"] and j["states"] >= 10
+
+
+def test_every_combination_when_small(tmp_path, pool):
+    """many_lines.c: 6 lines flushed together, one fence: all 2^6 states of
+    that fence are built (exhaustive), and none fails."""
+    prog = tmp_path / "many6"
+    r = subprocess.run(["cc", "-O1", "-DLINES=6", f"-I{ROOT / 'include'}", str(HERE / "many_lines.c"),
+                        "-o", str(prog), f"-L{LIBDIR}", "-lcairn", f"-Wl,-rpath,{LIBDIR}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "r.json"
+    r = crashcheck("--quiet", "--json", out, "--nested-every", "0", "--", prog, "run", pool,
+                   pool=pool)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    j = json.loads(out.read_text())
+    assert j["states"] >= 64 and j["skipped"] == 0 and j["max_lines_in_play"] >= 6
+    r = crashcheck("--quiet", "--json", out, "--max-states", "10", "--nested-every", "0", "--",
+                   prog, "run", pool, pool=pool)
+    j = json.loads(out.read_text())
+    assert r.returncode == 0 and j["skipped"] > 0
