@@ -344,6 +344,8 @@ enum trace_type {
     TR_ALLOC, TR_FREE, TR_FLUSH, TR_FENCE, TR_NTSTORE,
     TR_STORE, TR_STORE_RANGE, TR_DATA, TR_SITE, TR_DRAM_STORES, TR_END,
     TR_LINE,                  /* CAIRN_TRACE_IMAGES: a line's 64 bytes follow in DATA */
+    TR_STACK,                 /* CAIRN_TRACE_IMAGES: the fence's return addresses in DATA */
+    TR_OBJECT,                /* a loaded object: arg = load base, DATA = its path */
 };
 enum { TR_LINE_FLUSHED, TR_LINE_NT, TR_LINE_AT_FENCE };                         /* LINE aux */
 enum { TR_FLUSH_CLWB, TR_FLUSH_CLFLUSHOPT, TR_FLUSH_CLFLUSH, TR_FLUSH_MSYNC };  /* FLUSH aux */

@@ -45,7 +45,9 @@
 #define _GNU_SOURCE
 #endif
 #include "internal.h"
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -311,6 +313,49 @@ static void emit_lines(unsigned why, const void *p, uint64_t len)
     for (; a < end; a += CAIRN_CACHELINE) emit_line(why, (const void *)a);
 }
 
+/* Where a fence was issued, for crash points: up to 8 return addresses
+ * (TR_STACK, the reader resolves them with the debug info), each object
+ * they fall in named once (TR_OBJECT: load base and path). */
+#define MAX_OBJECTS 64
+static uintptr_t objects_seen[MAX_OBJECTS];
+static int nobjects;
+
+static void emit_stack(void)
+{
+    void *frames[10];
+    int n = backtrace(frames, 10);
+    uint64_t addr[8];
+    int k = 0;
+    for (int i = 2; i < n && k < 8; i++) {          /* past emit_stack and the hook */
+        Dl_info info;
+        uintptr_t a = (uintptr_t)frames[i];
+        addr[k++] = a;
+        if (!dladdr(frames[i], &info) || !info.dli_fname) continue;
+        uintptr_t base = (uintptr_t)info.dli_fbase;
+        int j = 0;
+        pthread_mutex_lock(&shadow_lock);
+        while (j < nobjects && objects_seen[j] != base) j++;
+        bool fresh = j == nobjects && nobjects < MAX_OBJECTS;
+        if (fresh) objects_seen[nobjects++] = base;
+        pthread_mutex_unlock(&shadow_lock);
+        if (fresh) {
+            char exe[4096];
+            const char *path = info.dli_fname;
+            if (!*path || !strchr(path, '/')) {    /* the main program: dladdr has argv[0] */
+                ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+                if (len > 0) {
+                    exe[len] = 0;
+                    path = exe;
+                }
+            }
+            emit(TR_OBJECT, 0, 0, 0, 0, base);
+            emit_data(path, strlen(path));
+        }
+    }
+    emit(TR_STACK, 0, 0, 0, 0, (uint64_t)k);
+    emit_data(addr, (size_t)k * sizeof addr[0]);
+}
+
 /* Caller holds shadow_lock. */
 static void shadow_diff(struct shadow *sh)
 {
@@ -415,6 +460,7 @@ void cairn__trace_ev(unsigned type, unsigned aux, const cairn_pool *pool, uint64
     if (!hook_enter()) return;
     if (images_dir && type == TR_FENCE) shadows_diff();
     emit(type, aux, 0, pool ? pool->id : 0, 0, arg);
+    if (images_dir && type == TR_FENCE) emit_stack();
     hook_leave();
 }
 

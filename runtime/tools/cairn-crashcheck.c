@@ -321,6 +321,67 @@ static void describe_entry(const struct cm_entry *e, char *buf, size_t len)
     }
 }
 
+/* file:line (function) of a return address the trace recorded, from the
+ * debug info of its object (addr2line); 0 when it cannot be resolved */
+static int resolve_frame(uint64_t addr, char *out, size_t len)
+{
+    const struct ct_rec *best = NULL;
+    for (size_t i = 0; i < X.t->n; i++) {
+        const struct ct_rec *r = &X.t->r[i];
+        if (r->type == TR_OBJECT && r->arg <= addr && (!best || r->arg > best->arg)) best = r;
+    }
+    if (!best || !best->data_len) return 0;
+    char path[4096];
+    size_t pl = best->data_len < sizeof path - 1 ? best->data_len : sizeof path - 1;
+    memcpy(path, ct_data(X.t, best), pl);
+    path[pl] = 0;
+    uint64_t at = addr - 1;                        /* inside the call, not after it */
+    unsigned char ehdr[18];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool exec_type = fd >= 0 && read(fd, ehdr, sizeof ehdr) == (ssize_t)sizeof ehdr && ehdr[16] == 2;
+    if (fd >= 0) close(fd);
+    if (!exec_type) at -= best->arg;               /* position-independent: an offset */
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "addr2line -f -e '%s' %#llx 2>/dev/null", path, (unsigned long long)at);
+    FILE *p = popen(cmd, "r");
+    if (!p) return 0;
+    char fn[512] = "", fl[1024] = "";
+    bool ok = fgets(fn, sizeof fn, p) && fgets(fl, sizeof fl, p);
+    pclose(p);
+    fn[strcspn(fn, "\n")] = 0;
+    fl[strcspn(fl, "\n")] = 0;
+    char *disc = strstr(fl, " (discriminator");
+    if (disc) *disc = 0;
+    if (!ok || fl[0] == '?') return 0;
+    snprintf(out, len, "%s (%s)", fl, fn);
+    return 1;
+}
+
+/* the fence's call chain (TR_STACK after it): the first frame outside the
+ * runtime is where the program asked for it */
+static void describe_fence_site(const struct ct_rec *at, FILE *out)
+{
+    const struct ct_rec *end = X.t->r + X.t->n;
+    for (const struct ct_rec *r = at + 1; r < end && r < at + 64; r++) {
+        if (r->tid != at->tid || r->type != TR_STACK) continue;
+        size_t n = r->data_len / 8;
+        char first[1200] = "", chain[4000] = "";
+        size_t cl = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a;
+            memcpy(&a, ct_data(X.t, r) + i * 8, 8);
+            char site[1200];
+            if (!resolve_frame(a, site, sizeof site)) continue;
+            if (!first[0] && !strstr(site, "/runtime/")) snprintf(first, sizeof first, "%s", site);
+            if (cl < sizeof chain - 1)
+                cl += (size_t)snprintf(chain + cl, sizeof chain - cl, "%s%s", cl ? " <- " : "", site);
+        }
+        if (first[0]) fprintf(out, "  fence issued at %s\n", first);
+        if (chain[0]) fprintf(out, "  call chain: %s\n", chain);
+        return;
+    }
+}
+
 /* where the crash point is: the fence or store, its transaction, the last traced store */
 static void describe_point(struct cm_model *m, const struct ct_rec *at, enum ct_point kind,
                            FILE *out)
@@ -330,6 +391,11 @@ static void describe_point(struct cm_model *m, const struct ct_rec *at, enum ct_
         fprintf(out, " #%llu (%s, thread %u)", (unsigned long long)m->fences,
                 at->aux == TR_DFENCE ? "dfence" : "ofence", at->tid);
     fprintf(out, ", trace event %llu\n", (unsigned long long)at->seq);
+    if (kind == CT_AT_FENCE) describe_fence_site(at, out);
+    if (kind == CT_AFTER_STORE) {
+        const struct ct_site *s = ct_site(X.t, at->loc);
+        if (s) fprintf(out, "  after the store at %s:%u (%s)\n", s->file, s->line, s->func);
+    }
     const struct ct_rec *r0 = X.t->r;
     int tx = 0;
     for (const struct ct_rec *r = at; r >= r0; r--) {
