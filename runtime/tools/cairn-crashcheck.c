@@ -260,7 +260,8 @@ struct inplay { struct cm_line *l; struct version *ver; uint32_t nver; };
 static struct {
     const struct ct_trace *t;
     unsigned worker;
-    uint64_t points, states, failed, dedup, untested_points;
+    uint64_t points, states, failed, dedup;
+    uint64_t point;                  /* the crash point being explored (0, 1, ... over the run) */
     double skipped;
     uint64_t max_lines;
     uint64_t *seen;                  /* open-addressed set of image hashes */
@@ -417,7 +418,7 @@ static void report_failure(struct cm_model *m, const struct ct_rec *at, enum ct_
 {
     X.failed++;
     fprintf(stderr, "crashcheck: FAILED: state %llu (crash point %llu) %s %d\n",
-            (unsigned long long)X.states, (unsigned long long)X.points,
+            (unsigned long long)X.states, (unsigned long long)X.point,
             status >= 128 ? "check died with signal" : "check exited with", status >= 128 ? status - 128 : status);
     describe_point(m, at, kind, stderr);
     FILE *lg = fopen(log_path, "r");
@@ -451,7 +452,7 @@ static void report_failure(struct cm_model *m, const struct ct_rec *at, enum ct_
     if (X.json_failures)
         fprintf(X.json_failures, "{\"state\": %llu, \"point\": %llu, \"kind\": \"%s\", \"seq\": %llu, "
                 "\"status\": %d, \"lines\": %zu, \"image\": \"%s\"}\n", (unsigned long long)X.states,
-                (unsigned long long)X.points, point_name(kind), (unsigned long long)at->seq, status, nl,
+                (unsigned long long)X.point, point_name(kind), (unsigned long long)at->seq, status, nl,
                 kept);
 }
 
@@ -492,6 +493,7 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
     (void)ctx;
     if (point % opt.jobs != X.worker) return 0;
     X.points++;
+    X.point = point;
     X.rng = (opt.seed * 0x9e3779b97f4a7c15ull) ^ (point + 1) * 0xbf58476d1ce4e5b9ull;
     if (!X.rng) X.rng = 1;
     /* the lines in play and the distinct contents each may hold */
