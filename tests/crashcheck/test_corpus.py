@@ -23,8 +23,13 @@ CORPUS = {
     "never_flushed": "cc",
     "store_after_flush": "cc",
     "commit_across_lines": "cc",
+    "fence_between_flushes": "cc",
+    "short_flush": "cc",
+    "unsnapshotted_field": "cc",
+    "snapshot_after_store": "cc",
     "line_order": "cairn-cc",
     "torn_store": "cairn-cc",
+    "commit_one_line": "cairn-cc",
 }
 
 
