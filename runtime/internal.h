@@ -418,7 +418,12 @@ static inline void cairn__flush_line_fast(cairn_pool *pool, const void *p)
         line += 64;       /* a planted bug (tests/crashcheck): the fast path misses its line */
 #endif
         cairn__tstats.flushes++;
+#ifdef CAIRN_PLANT_CLWB_UNREPORTED_LINE
+        /* a planted bug (tests/crashcheck): the instruction misses, the report is right */
+        __asm__ volatile("clwb %0" : "+m"(*(volatile char *)(line + 64)));
+#else
         __asm__ volatile("clwb %0" : "+m"(*(volatile char *)line));
+#endif
         if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_CLWB, pool, (void *)line);
     } else {
         cairn__flush_range(pool, p, 1);
