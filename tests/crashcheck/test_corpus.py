@@ -199,3 +199,18 @@ def test_every_combination_when_small(tmp_path, pool):
                    prog, "run", pool, pool=pool)
     j = json.loads(out.read_text())
     assert r.returncode == 0 and j["skipped"] > 0
+
+
+def test_runtime_workload_clean(tmp_path, pool):
+    """The runtime's own work, every fence: cairn-trace-cost's loop of
+    8-byte transactions and atomic 64-byte allocations and frees (pool
+    create and close included), recovery + pool check in every state and a
+    crash inside recovery every 4th state."""
+    prog = BUILD / "bench" / "cairn-trace-cost"
+    need(prog)
+    out = tmp_path / "r.json"
+    r = crashcheck("--quiet", "--json", out, "--nested-every", "4", "--", prog, pool, "6",
+                   pool=pool)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    j = json.loads(out.read_text())
+    assert j["failed"] == 0 and j["crash_points"] >= 30 and j["states"] >= 15
