@@ -26,11 +26,7 @@ static void corpus_run(cairn_pool *pool, struct root *r)
 
 static int corpus_check(struct root *r)
 {
-    if (r->a != r->b) {
-        printf("a = %llu but b = %llu\n", (unsigned long long)r->a, (unsigned long long)r->b);
-        return 1;
-    }
-    return 0;
+    return corpus_same("a", r->a, "b", r->b);
 }
 
 CORPUS_MAIN

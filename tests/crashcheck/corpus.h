@@ -27,6 +27,26 @@ struct root;
 static void corpus_run(cairn_pool *pool, struct root *r);
 static int corpus_check(struct root *r);
 
+/* Checks the programs share: 0 when the invariant holds, else 1 and what is wrong. */
+static inline int corpus_same(const char *name_a, uint64_t a, const char *name_b, uint64_t b)
+{
+    if (a == b) return 0;
+    printf("%s = %llu but %s = %llu\n", name_a, (unsigned long long)a, name_b, (unsigned long long)b);
+    return 1;
+}
+
+/* every word of data[0..n) at least flag: the data is as new as its flag says */
+static inline int corpus_not_older(const uint64_t *data, int n, uint64_t flag, const char *name)
+{
+    for (int j = 0; j < n; j++)
+        if (data[j] < flag) {
+            printf("flag %llu but %s[%d] = %llu\n", (unsigned long long)flag, name, j,
+                   (unsigned long long)data[j]);
+            return 1;
+        }
+    return 0;
+}
+
 static int corpus_main(int argc, char **argv, size_t root_size, uint64_t root_type)
 {
     if (argc != 3 || (strcmp(argv[1], "run") && strcmp(argv[1], "check"))) {

@@ -20,13 +20,7 @@ static void corpus_run(cairn_pool *pool, struct root *r)
 
 static int corpus_check(struct root *r)
 {
-    for (int j = 0; j < 8; j++)
-        if (r->data[j] < r->flag) {
-            printf("flag %llu but data[%d] = %llu\n", (unsigned long long)r->flag, j,
-                   (unsigned long long)r->data[j]);
-            return 1;
-        }
-    return 0;
+    return corpus_not_older(r->data, 8, r->flag, "data");
 }
 
 CORPUS_MAIN

@@ -17,13 +17,7 @@ static void corpus_run(cairn_pool *pool, struct root *r)
 
 static int corpus_check(struct root *r)
 {
-    for (int j = 0; j < 16; j++)
-        if (r->rec[j] < r->flag) {
-            printf("flag %llu but rec[%d] = %llu\n", (unsigned long long)r->flag, j,
-                   (unsigned long long)r->rec[j]);
-            return 1;
-        }
-    return 0;
+    return corpus_not_older(r->rec, 16, r->flag, "rec");
 }
 
 CORPUS_MAIN

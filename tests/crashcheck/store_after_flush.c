@@ -21,12 +21,7 @@ static void corpus_run(cairn_pool *pool, struct root *r)
 
 static int corpus_check(struct root *r)
 {
-    if (r->data[0] < r->flag || r->data[1] < r->flag) {
-        printf("flag %llu, data %llu %llu\n", (unsigned long long)r->flag,
-               (unsigned long long)r->data[0], (unsigned long long)r->data[1]);
-        return 1;
-    }
-    return 0;
+    return corpus_not_older(r->data, 2, r->flag, "data");
 }
 
 CORPUS_MAIN

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from planted import planted_runtime
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -106,16 +107,7 @@ def test_planted_fast_path_clwb_caught(tmp_path, pool):
     the fast path runs under tracing too, so the trace shows the wrong line."""
     if "clwb" not in Path("/proc/cpuinfo").read_text():
         pytest.skip("this CPU has no clwb: the inline clwb path does not run")
-    objs = []
-    for src in sorted((ROOT / "runtime").glob("*.c")):
-        o = tmp_path / (src.stem + ".o")
-        r = subprocess.run(["cc", "-O2", "-std=gnu11", "-DCAIRN_PLANT_CLWB_NEXT_LINE",
-                            f"-I{ROOT / 'include'}", f"-I{ROOT / 'runtime'}", "-c", str(src),
-                            "-o", str(o)], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        objs.append(str(o))
-    lib = tmp_path / "libcairn_planted.a"
-    subprocess.run(["ar", "rcs", str(lib), *objs], check=True)
+    lib = planted_runtime(tmp_path, "CAIRN_PLANT_CLWB_NEXT_LINE")
     for planted in (True, False):
         prog = build("commit_across_lines", False, tmp_path, libcairn=lib if planted else None)
         r = crashcheck("--quiet", "--check", f"{prog} check {{pool}}", "--", prog, "run", pool,

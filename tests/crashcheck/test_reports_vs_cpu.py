@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from planted import planted_runtime
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -84,17 +85,10 @@ def test_a_flush_that_misses_its_reported_line_is_caught(tmp_path):
     if not STEPCOUNT.exists():
         pytest.skip(f"{STEPCOUNT} is not built")
     need_clwb()
-    objs = []
-    for src in sorted((ROOT / "runtime").glob("*.c")):
-        o = tmp_path / (src.stem + ".o")
-        r = subprocess.run(["cc", "-O2", "-std=gnu11", "-DCAIRN_PLANT_CLWB_UNREPORTED_LINE",
-                            f"-I{ROOT / 'include'}", f"-I{ROOT / 'runtime'}", "-c", str(src),
-                            "-o", str(o)], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        objs.append(str(o))
+    lib = planted_runtime(tmp_path, "CAIRN_PLANT_CLWB_UNREPORTED_LINE")
     prog = tmp_path / "trace-cost-planted"
     r = subprocess.run(["cc", "-O2", f"-I{ROOT / 'include'}", str(ROOT / "bench" / "runtime" / "trace_cost.c"),
-                        "-o", str(prog), *objs, "-lpthread", "-ldl"], capture_output=True, text=True)
+                        "-o", str(prog), str(lib), "-lpthread", "-ldl"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     cpu_flush, _, rep_flush, _ = cpu_and_trace(prog, tmp_path)
     assert sum(cpu_flush.values()) >= 20

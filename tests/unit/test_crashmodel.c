@@ -170,6 +170,16 @@ static bool may_hold(int p, int line, const uint64_t *w, int n)
 }
 #define W(...) ((const uint64_t[]){ __VA_ARGS__ }), (int)(sizeof((const uint64_t[]){ __VA_ARGS__ }) / 8)
 
+/* a trace that stores 7 in line 0's first word and flushes the line with kind */
+static void begin_store_flush(unsigned kind)
+{
+    unsigned char now[64] = { 0 };
+    begin();
+    store(0, 7, 8);
+    memcpy(now, (uint64_t[]){ 7 }, 8);
+    flush(kind, 0, now);
+}
+
 /* Rule: a line persists a prefix of its stores in program order. */
 static void prefix_in_program_order(void)
 {
@@ -202,11 +212,7 @@ static void lines_independent(void)
  * a store after the flush and before the fence is not made durable by it. */
 static void clwb_durable_at_next_fence(void)
 {
-    unsigned char now[64] = { 0 };
-    begin();
-    store(0, 7, 8);
-    memcpy(now, (uint64_t[]){ 7 }, 8);
-    flush(TR_FLUSH_CLWB, 0, now);
+    begin_store_flush(TR_FLUSH_CLWB);
     store(8, 9, 8);                             /* after the flush, before the fence */
     fence();
     fence();
@@ -221,11 +227,7 @@ static void clwb_durable_at_next_fence(void)
 /* Rule: clflush is ordered with stores: durable at once. */
 static void clflush_ordered(void)
 {
-    unsigned char now[64] = { 0 };
-    begin();
-    store(0, 7, 8);
-    memcpy(now, (uint64_t[]){ 7 }, 8);
-    flush(TR_FLUSH_CLFLUSH, 0, now);
+    begin_store_flush(TR_FLUSH_CLFLUSH);
     fence();
     replay();
     CHECK(P[0].lines_in_play == 0);
@@ -235,11 +237,7 @@ static void clflush_ordered(void)
 /* Rule: msync-domain flushes are durable at the fence (the msync). */
 static void msync_at_fence(void)
 {
-    unsigned char now[64] = { 0 };
-    begin();
-    store(0, 7, 8);
-    memcpy(now, (uint64_t[]){ 7 }, 8);
-    flush(TR_FLUSH_MSYNC, 0, now);
+    begin_store_flush(TR_FLUSH_MSYNC);
     fence();
     fence();
     replay();
@@ -304,11 +302,7 @@ static void untraced_line(void)
 /* Rule: a fence completes the flushes of its own thread only. */
 static void fence_of_another_thread(void)
 {
-    unsigned char now[64] = { 0 };
-    begin();
-    store(0, 7, 8);
-    memcpy(now, (uint64_t[]){ 7 }, 8);
-    flush(TR_FLUSH_CLWB, 0, now);
+    begin_store_flush(TR_FLUSH_CLWB);
     fence();                                    /* written as thread 2's */
     write_trace(2);
     struct ct_trace t;
