@@ -60,9 +60,10 @@ def build(name, bug, out_dir, libcairn=None):
     return out
 
 
-def crashcheck(*argv, pool=None):
+def crashcheck(*argv, pool=None, pmem_force="1"):
     need(LIBDIR / "cairn-crashcheck")
-    env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE="1", CAIRN_UNLOGGED="off")
+    env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE=pmem_force,
+               CAIRN_UNLOGGED="off")
     if pool and pool.exists():
         pool.unlink()
     r = subprocess.run([sys.executable, "-m", "cairn", "crashcheck", *map(str, argv)],
@@ -193,16 +194,18 @@ def test_every_combination_when_small(tmp_path, pool):
     assert r.returncode == 0 and j["skipped"] > 0
 
 
-def test_runtime_workload_clean(tmp_path, pool):
+@pytest.mark.parametrize("domain", ["user flushes", "msync"])
+def test_runtime_workload_clean(domain, tmp_path, pool):
     """The runtime's own work, every fence: cairn-trace-cost's loop of
     8-byte transactions and atomic 64-byte allocations and frees (pool
     create and close included), recovery + pool check in every state and a
-    crash inside recovery every 4th state."""
+    crash inside recovery every 4th state; with user-space flushes and in the
+    msync domain (CAIRN_PMEM_FORCE=0: flushes are msyncs at each fence)."""
     prog = BUILD / "bench" / "cairn-trace-cost"
     need(prog)
     out = tmp_path / "r.json"
     r = crashcheck("--quiet", "--json", out, "--nested-every", "4", "--", prog, pool, "6",
-                   pool=pool)
+                   pool=pool, pmem_force="1" if domain == "user flushes" else "0")
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     j = json.loads(out.read_text())
     assert j["failed"] == 0 and j["crash_points"] >= 30 and j["states"] >= 15
