@@ -37,7 +37,8 @@ foreach(t cairn_obj cairn-pool cairn-analyze cairn-cc CairnPass CairnTypeId
   endif()
 endforeach()
 
-# --- runtime: libcairn (shared, versioned soname; and static), cairn.h, cairn-pool
+# --- runtime: libcairn (shared, versioned soname; and static), cairn.h, cairn-pool,
+# cairn-crashcheck
 install(TARGETS cairn
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP COMPONENT runtime)
 install(TARGETS cairn
@@ -46,6 +47,7 @@ install(TARGETS cairn_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONE
 install(FILES ${PROJECT_SOURCE_DIR}/include/cairn.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(TARGETS cairn-pool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(TARGETS cairn-crashcheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
 
 # --- cairn-cc and its parts (found relative to bin/cairn-cc) ---------------
 if(TARGET cairn-cc)

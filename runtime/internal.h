@@ -343,7 +343,11 @@ enum trace_type {
     TR_TX_BEGIN, TR_TX_COMMIT, TR_TX_ABORT, TR_LOG_APPEND,
     TR_ALLOC, TR_FREE, TR_FLUSH, TR_FENCE, TR_NTSTORE,
     TR_STORE, TR_STORE_RANGE, TR_DATA, TR_SITE, TR_DRAM_STORES, TR_END,
+    TR_LINE,                  /* CAIRN_TRACE_IMAGES: a line's 64 bytes follow in DATA */
+    TR_STACK,                 /* CAIRN_TRACE_IMAGES: the fence's return addresses in DATA */
+    TR_OBJECT,                /* a loaded object: arg = load base, DATA = its path */
 };
+enum { TR_LINE_FLUSHED, TR_LINE_NT, TR_LINE_AT_FENCE };                         /* LINE aux */
 enum { TR_FLUSH_CLWB, TR_FLUSH_CLFLUSHOPT, TR_FLUSH_CLFLUSH, TR_FLUSH_MSYNC };  /* FLUSH aux */
 enum { TR_OFENCE, TR_DFENCE };                                                 /* FENCE aux */
 enum { TR_OPEN_CLEAN = 0, TR_OPEN_CREATED = 1, TR_OPEN_RECOVERED = 2 };         /* POOL_OPEN aux */
@@ -365,15 +369,23 @@ void cairn__trace_init(void);                      /* reads CAIRN_TRACE; from ca
  * otherwise they call them. */
 static inline bool cairn__plain_persist(const cairn_pool *pool)
 {
-    return pool->user_flush && !pool->no_persist && !cairn__write_ns &&
-           !cairn__persist_seam && !cairn__tracing();
+    return pool->user_flush && !pool->no_persist && !cairn__write_ns;
 }
+/* The fast paths persist the same way whether or not anyone watches: with a
+ * trace or the test seam on, the same code reports the line it just wrote
+ * back or streamed, or the fence it is about to issue, through one cold call
+ * (persist.c), so crash states are built from the path programs run. */
+#define cairn__persist_observed() \
+    __builtin_expect(cairn__persist_seam != NULL || cairn__tracing(), 0)
+enum { CAIRN_REPORT_CLWB = 1, CAIRN_REPORT_NT = 2, CAIRN_REPORT_OFENCE = 3, CAIRN_REPORT_DFENCE = 4 };
+void cairn__persist_report(int what, cairn_pool *pool, const void *p) __attribute__((cold));
 static inline void cairn__fence_fast(cairn_pool *pool, bool durable)
 {
-    if (__builtin_expect(pool->user_flush && !cairn__ndirty && cairn__sig_head == cairn__sig_tail &&
-                         !cairn__persist_seam && !cairn__tracing(), 1)) {
+    if (__builtin_expect(pool->user_flush && !cairn__ndirty && cairn__sig_head == cairn__sig_tail, 1)) {
         if (durable) cairn__tstats.dfences++;
         else cairn__tstats.ofences++;
+        if (cairn__persist_observed())
+            cairn__persist_report(durable ? CAIRN_REPORT_DFENCE : CAIRN_REPORT_OFENCE, pool, NULL);
         __builtin_ia32_sfence();
     } else if (durable) {
         cairn__dfence_pool(pool);
@@ -392,6 +404,7 @@ static inline void cairn__pm_write_line_fast(cairn_pool *pool, void *dst, const 
         _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
         _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
         cairn__tstats.flushes++;
+        if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_NT, pool, dst);
     } else {
         cairn__pm_write_lines(pool, dst, src, 1);
     }
@@ -400,8 +413,18 @@ static inline void cairn__pm_write_line_fast(cairn_pool *pool, void *dst, const 
 static inline void cairn__flush_line_fast(cairn_pool *pool, const void *p)
 {
     if (__builtin_expect(cairn__flush_clwb && cairn__plain_persist(pool), 1)) {
+        uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
+#ifdef CAIRN_PLANT_CLWB_NEXT_LINE
+        line += 64;       /* a planted bug (tests/crashcheck): the fast path misses its line */
+#endif
         cairn__tstats.flushes++;
-        __asm__ volatile("clwb %0" : "+m"(*(volatile char *)((uintptr_t)p & ~(uintptr_t)63)));
+#ifdef CAIRN_PLANT_CLWB_UNREPORTED_LINE
+        /* a planted bug (tests/crashcheck): the instruction misses, the report is right */
+        __asm__ volatile("clwb %0" : "+m"(*(volatile char *)(line + 64)));
+#else
+        __asm__ volatile("clwb %0" : "+m"(*(volatile char *)line));
+#endif
+        if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_CLWB, pool, (void *)line);
     } else {
         cairn__flush_range(pool, p, 1);
     }

@@ -289,6 +289,7 @@ static inline void emit_rec(uint64_t kind_off, uint64_t len, const void *data, u
         _mm_stream_si128(d + 2, x2);
         _mm_stream_si128(d + 3, _mm_setzero_si128());
         cairn__tstats.flushes++;
+        if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_NT, T.pool, line);
         _mm_store_si128(t, x0);                /* the tail line's image, for later */
         _mm_store_si128(t + 1, x1);            /* records and the commit mark */
         _mm_store_si128(t + 2, x2);
@@ -614,6 +615,7 @@ static void retire_log(void)
         _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
         _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
         cairn__tstats.flushes++;
+        if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_NT, T.pool, d);
     } else {
         memcpy(l0, &g, 8);
         cairn__pm_write_lines(T.pool, T.lh, l0, 1);

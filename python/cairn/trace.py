@@ -38,6 +38,7 @@ TYPES = {
     5: "tx_begin", 6: "tx_commit", 7: "tx_abort", 8: "log_append",
     9: "alloc", 10: "free", 11: "flush", 12: "fence", 13: "ntstore",
     14: "store", 15: "store_range", 16: "data", 17: "site", 18: "dram_stores", 19: "end",
+    20: "line", 21: "stack", 22: "object",
 }
 T = {name: num for num, name in TYPES.items()}
 FLUSH_KINDS = ("clwb", "clflushopt", "clflush", "msync")
@@ -46,7 +47,8 @@ REL_BIT = 1 << 63
 OFF_MASK = (1 << 40) - 1
 ID_MASK = 0x7FFFFF
 # the records whose bytes follow in DATA records
-WITH_DATA = {T["pool_open"], T["store_range"], T["site"]}
+WITH_DATA = {T["pool_open"], T["store_range"], T["site"], T["line"], T["stack"],
+             T["object"]}
 
 
 class TraceError(Exception):
