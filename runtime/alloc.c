@@ -211,6 +211,27 @@ struct run *cairn__run_new(cairn_pool *pool, uint64_t g, int cls)
     return r;
 }
 
+/* Return an empty run's chunk to the chunk pool (the recovery sweep, before
+ * any program thread can hold a pointer into it). */
+void cairn__run_drop(cairn_pool *pool, struct run *r)
+{
+    uint64_t g = r->chunk;
+    pool->ck_run[g] = NULL;
+    pool->ck_kind[g] = CK_FREE;
+    pool->ck_arg[g] = 0;
+    free((void *)r->bits);
+    free(r->gcmark);
+    free(r);
+    cairn__chunk_clear(pool, g);
+}
+
+/* A free chunk's table word says so (a stale word is cleared), flushed;
+ * ordered by the caller's next fence. */
+void cairn__chunk_clear(cairn_pool *pool, uint64_t g)
+{
+    table_write(pool, g, CK_FREE, 0, true);
+}
+
 void cairn__run_set_bit(struct run *r, uint32_t slot)
 {
     uint64_t m = (uint64_t)1 << (slot % 64);

@@ -303,6 +303,8 @@ size_t cairn__object_size(cairn_pool *pool, const void *ptr);
 void *cairn__object_start(cairn_pool *pool, uint64_t off, bool require_allocated);
 struct run *cairn__run_new(cairn_pool *pool, uint64_t g, int cls);
 void  cairn__run_set_bit(struct run *r, uint32_t slot);
+void  cairn__run_drop(cairn_pool *pool, struct run *r);
+void  cairn__chunk_clear(cairn_pool *pool, uint64_t g);
 void  cairn__tcache_forget(cairn_pool *pool);
 
 /* ---- tx.c ---- */
@@ -313,6 +315,7 @@ void  cairn__lane_release_exts(cairn_pool *pool);
 
 /* ---- recover.c / gc.c ---- */
 int   cairn__recover_lanes(cairn_pool *pool, uint64_t *records);
+void  cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t n);
 int   cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes);
 int   cairn__gc_start(cairn_pool *pool);
 void  cairn__gc_wait(cairn_pool *pool);

@@ -652,12 +652,7 @@ void cairn_tx_abort(void)
                              "records, %zu were written (%s); stopping, the pool rolls the "
                              "transaction back at the next open", pool->path, T.lane, n,
                              T.nrecs, why[0] ? why : "out of memory, or the log was overwritten");
-        for (size_t i = T.nrecs; i-- > 0;) {
-            const struct log_rec *r = v[i];
-            void *dst = pool->base + (r->kind_off >> 8);
-            memcpy(dst, r + 1, r->len);
-            cairn__flush_range(pool, dst, r->len);
-        }
+        cairn__undo_apply(pool, v, T.nrecs);
         cairn__ofence_pool(pool);           /* restored data before retiring the log */
         retire_log();
     }
