@@ -29,8 +29,7 @@
  * from the root: objects of transactions that did not commit are free (the
  * roll-back removed every link to them), objects freed by committed
  * transactions are free (the program removed the links), and what the
- * root reaches is kept. sweep() asserts the half it can see: every object
- * the mark reached is still allocated after it.
+ * root reaches is kept.
  *
  * The background driver. Opening after a crash must not wait for a scan
  * of the whole heap (2 s for 4 GiB here; reading 4 GiB alone takes 1 s on
@@ -64,7 +63,6 @@
  * cairn_pool_grow() wait for the thread.
  */
 #include "internal.h"
-#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -128,45 +126,6 @@ static inline int scan_words(const uint64_t *w, const uint64_t *end, uint64_t ta
     return 0;
 }
 
-/* Chunk table -> volatile heap map, with every slot free and every large
- * object unmarked. A large object whose range was partly reused after it
- * was freed (a later run or object overwrote a continuation word) is
- * stale: its chunks go to whoever claims them. */
-static int load_table(cairn_pool *pool)
-{
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
-        if (pool->ck_kind[g] == CK_TABLE) continue;
-        uint64_t w = *cairn__chunk_table_slot(pool->base, pool->hdr, g);
-        if (!cairn__chunk_word_ok(g, w)) {
-            cairn__err(EINVAL, "%s: chunk table entry %llu is corrupt (%#llx); the pool "
-                       "cannot be recovered safely, restore it from a backup", pool->path,
-                       (unsigned long long)g, (unsigned long long)w);
-            return -1;
-        }
-        unsigned kind = w & 0xff;
-        uint64_t arg = (w >> 8) & 0xffffffffu;
-        if (kind == CK_RUN && arg < CAIRN_NCLASSES && pool->ck_kind[g] == CK_FREE) {
-            if (!cairn__run_new(pool, g, (int)arg)) return -1;
-        } else if (kind == CK_LARGE && arg >= 1 && g + arg <= pool->nchunks &&
-                   (g % CAIRN_ZONE_CHUNKS) + arg <= CAIRN_ZONE_CHUNKS) {
-            bool whole = true;
-            for (uint64_t k = 1; k < arg && whole; k++) {
-                uint64_t wk = *cairn__chunk_table_slot(pool->base, pool->hdr, g + k);
-                whole = wk == cairn__chunk_word(g + k, CK_CONT, k);
-            }
-            if (!whole) continue;
-            pool->ck_kind[g] = CK_LARGE;
-            pool->ck_arg[g] = (uint32_t)arg;
-            for (uint64_t k = 1; k < arg; k++) {
-                pool->ck_kind[g + k] = CK_CONT;
-                pool->ck_arg[g + k] = (uint32_t)k;
-            }
-            g += arg - 1;
-        }
-    }
-    return 0;
-}
-
 /* ---- the snapshot ---- */
 
 /* Every chunk that exists now is old; every old run counts as full (no
@@ -174,14 +133,14 @@ static int load_table(cairn_pool *pool)
  * still scan is reused. */
 static int snapshot_take(cairn_pool *pool)
 {
-    pool->gc_nchunks = pool->nchunks;
-    pool->ck_old = calloc(pool->nchunks ? pool->nchunks : 1, 1);
-    if (!pool->ck_old) goto oom;
+    pool->gc.nchunks = pool->heap.nchunks;
+    pool->gc.old = calloc(pool->heap.nchunks ? pool->heap.nchunks : 1, 1);
+    if (!pool->gc.old) goto oom;
     uint64_t used = 0;
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
-        switch (pool->ck_kind[g]) {
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
+        switch (pool->heap.ck_kind[g]) {
         case CK_RUN: {
-            struct run *r = pool->ck_run[g];
+            struct run *r = pool->heap.ck_run[g];
             uint32_t words = (r->nslots + 63) / 64;
             r->gcmark = calloc(words, 8);
             if (!r->gcmark) goto oom;
@@ -190,13 +149,13 @@ static int snapshot_take(cairn_pool *pool)
                 atomic_store(&r->bits[i], valid == 64 ? ~(uint64_t)0 : (((uint64_t)1 << valid) - 1));
             }
             atomic_store(&r->nfree, 0);            /* full: nothing is taken from it */
-            pool->ck_old[g] = 1;
+            pool->gc.old[g] = 1;
             used += (uint64_t)r->nslots * r->slot_size;
             break;
         }
         case CK_LARGE: {
-            uint64_t n = pool->ck_arg[g];
-            for (uint64_t k = 0; k < n; k++) pool->ck_old[g + k] = 1;
+            uint64_t n = pool->heap.ck_arg[g];
+            for (uint64_t k = 0; k < n; k++) pool->gc.old[g + k] = 1;
             used += n * CAIRN_CHUNK - CAIRN_LARGE_HDR;
             g += n - 1;
             break;
@@ -205,18 +164,18 @@ static int snapshot_take(cairn_pool *pool)
             break;
         }
     }
-    atomic_store(&pool->used_bytes, used);
-    pool->free_hint = 0;
-    pool->gc_root = pool->state.root_off;
+    atomic_store(&pool->heap.used_bytes, used);
+    pool->heap.free_hint = 0;
+    pool->gc.root = pool->state.root_off;
     return 0;
 oom:
-    for (uint64_t g = 0; g < pool->nchunks; g++)
-        if (pool->ck_kind[g] == CK_RUN && pool->ck_run[g]) {
-            free(pool->ck_run[g]->gcmark);
-            pool->ck_run[g]->gcmark = NULL;
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++)
+        if (pool->heap.ck_kind[g] == CK_RUN && pool->heap.ck_run[g]) {
+            free(pool->heap.ck_run[g]->gcmark);
+            pool->heap.ck_run[g]->gcmark = NULL;
         }
-    free(pool->ck_old);
-    pool->ck_old = NULL;
+    free(pool->gc.old);
+    pool->gc.old = NULL;
     cairn__err(ENOMEM, "%s: out of memory preparing the heap after a crash; free memory "
                "and open the pool again", pool->path);
     return -1;
@@ -224,21 +183,21 @@ oom:
 
 static void snapshot_drop(cairn_pool *pool)
 {
-    for (uint64_t g = 0; g < pool->gc_nchunks; g++) {
-        if (pool->ck_old[g] && pool->ck_kind[g] == CK_RUN) {
-            free(pool->ck_run[g]->gcmark);
-            pool->ck_run[g]->gcmark = NULL;
+    for (uint64_t g = 0; g < pool->gc.nchunks; g++) {
+        if (pool->gc.old[g] && pool->heap.ck_kind[g] == CK_RUN) {
+            free(pool->heap.ck_run[g]->gcmark);
+            pool->heap.ck_run[g]->gcmark = NULL;
         }
-        pool->ck_mark[g] = 0;
+        pool->heap.ck_mark[g] = 0;
     }
-    free(pool->ck_old);
-    pool->ck_old = NULL;
-    free(pool->gc_deferred);
-    pool->gc_deferred = NULL;
-    pool->gc_dn = pool->gc_dcap = 0;
-    free(pool->gc_q);
-    pool->gc_q = NULL;
-    pool->gc_qn = pool->gc_qcap = 0;
+    free(pool->gc.old);
+    pool->gc.old = NULL;
+    free(pool->gc.deferred);
+    pool->gc.deferred = NULL;
+    pool->gc.dn = pool->gc.dcap = 0;
+    free(pool->gc.q);
+    pool->gc.q = NULL;
+    pool->gc.qn = pool->gc.qcap = 0;
 }
 
 /* ---- the mark ---- */
@@ -252,24 +211,24 @@ static int mark_old(cairn_pool *pool, uint64_t off, char **start, const uint64_t
     uint64_t heap = pool->hdr->heap_off;
     if (off >= heap) {
         uint64_t g = (off - heap) >> CAIRN_CHUNK_SHIFT;
-        if (g < pool->gc_nchunks && !pool->ck_old[g]) return 0;
+        if (g < pool->gc.nchunks && !pool->gc.old[g]) return 0;
     }
     char *obj = cairn__object_start(pool, off, false);
     if (!obj) {
-        if (pool->bad_ptr)
-            pool->bad_ptr(pool->bad_ptr_ctx, from ? cairn__off(pool, from) : 0, off);
+        if (pool->gc.bad_ptr)
+            pool->gc.bad_ptr(pool->gc.bad_ptr_ctx, from ? cairn__off(pool, from) : 0, off);
         return 0;
     }
     uint64_t g = (cairn__off(pool, obj) - heap) >> CAIRN_CHUNK_SHIFT;
-    if (pool->ck_kind[g] == CK_RUN) {
-        struct run *r = pool->ck_run[g];
+    if (pool->heap.ck_kind[g] == CK_RUN) {
+        struct run *r = pool->heap.ck_run[g];
         uint64_t slot = (uint64_t)(obj - r->slots) / r->slot_size;
         uint64_t m = (uint64_t)1 << (slot % 64);
         if (r->gcmark[slot / 64] & m) return 0;
         r->gcmark[slot / 64] |= m;
     } else {
-        if (pool->ck_mark[g]) return 0;
-        pool->ck_mark[g] = 1;
+        if (pool->heap.ck_mark[g]) return 0;
+        pool->heap.ck_mark[g] = 1;
     }
     *start = obj;
     return 1;
@@ -279,8 +238,8 @@ static int mark_old(cairn_pool *pool, uint64_t off, char **start, const uint64_t
 static bool marked(cairn_pool *pool, const char *obj)
 {
     uint64_t g = (cairn__off(pool, obj) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
-    if (pool->ck_kind[g] != CK_RUN) return pool->ck_mark[g];
-    struct run *r = pool->ck_run[g];
+    if (pool->heap.ck_kind[g] != CK_RUN) return pool->heap.ck_mark[g];
+    struct run *r = pool->heap.ck_run[g];
     uint64_t slot = (uint64_t)(obj - r->slots) / r->slot_size;
     return r->gcmark[slot / 64] & ((uint64_t)1 << (slot % 64));
 }
@@ -314,7 +273,7 @@ static int mark(cairn_pool *pool, uint64_t *objects)
     uint64_t *q = NULL;
     size_t qn = 0, qcap = 0;
 
-    if (pool->gc_root && mark_push(&m, pool->gc_root, NULL)) failed = 1;
+    if (pool->gc.root && mark_push(&m, pool->gc.root, NULL)) failed = 1;
     while (!failed) {
         while (m.st.n && !failed) {
             char *o = m.st.v[--m.st.n];
@@ -327,26 +286,26 @@ static int mark(cairn_pool *pool, uint64_t *objects)
             }
         }
         if (failed) break;
-        pthread_mutex_lock(&pool->gc_lock);
-        if (pool->gc_oom) failed = 1;
-        if (pool->gc_qn == 0 || failed) {
-            atomic_store(&pool->gc_active, 0);    /* barriers and deferral off */
-            pthread_mutex_unlock(&pool->gc_lock);
+        pthread_mutex_lock(&pool->gc.lock);
+        if (pool->gc.oom) failed = 1;
+        if (pool->gc.qn == 0 || failed) {
+            atomic_store(&pool->gc.active, 0);    /* barriers and deferral off */
+            pthread_mutex_unlock(&pool->gc.lock);
             break;
         }
         /* take the queue, leave an empty one behind */
-        uint64_t *tq = pool->gc_q; size_t tn = pool->gc_qn, tc = pool->gc_qcap;
-        pool->gc_q = q; pool->gc_qn = 0; pool->gc_qcap = qcap;
+        uint64_t *tq = pool->gc.q; size_t tn = pool->gc.qn, tc = pool->gc.qcap;
+        pool->gc.q = q; pool->gc.qn = 0; pool->gc.qcap = qcap;
         q = tq; qn = tn; qcap = tc;
-        pthread_mutex_unlock(&pool->gc_lock);
+        pthread_mutex_unlock(&pool->gc.lock);
         for (size_t i = 0; i < qn && !failed; i++)
             if (mark_push(&m, q[i], NULL)) failed = 1;
         qn = 0;
     }
     if (failed) {
-        pthread_mutex_lock(&pool->gc_lock);
-        atomic_store(&pool->gc_active, 0);
-        pthread_mutex_unlock(&pool->gc_lock);
+        pthread_mutex_lock(&pool->gc.lock);
+        atomic_store(&pool->gc.active, 0);
+        pthread_mutex_unlock(&pool->gc.lock);
     }
     free(m.st.v);
     free(q);
@@ -364,13 +323,13 @@ static int mark(cairn_pool *pool, uint64_t *objects)
 static uint64_t sweep(cairn_pool *pool, bool opening)
 {
     uint64_t freed = 0;
-    for (uint64_t g = 0; g < pool->gc_nchunks; g++) {
-        if (!pool->ck_old[g]) {
-            if (opening && pool->ck_kind[g] == CK_FREE) cairn__chunk_clear(pool, g);
+    for (uint64_t g = 0; g < pool->gc.nchunks; g++) {
+        if (!pool->gc.old[g]) {
+            if (opening && pool->heap.ck_kind[g] == CK_FREE) cairn__chunk_clear(pool, g);
             continue;
         }
-        if (pool->ck_kind[g] == CK_RUN) {
-            struct run *r = pool->ck_run[g];
+        if (pool->heap.ck_kind[g] == CK_RUN) {
+            struct run *r = pool->heap.ck_run[g];
             uint32_t words = (r->nslots + 63) / 64;
             int32_t n = 0;
             for (uint32_t i = 0; i < words; i++) {
@@ -379,18 +338,18 @@ static uint64_t sweep(cairn_pool *pool, bool opening)
             }
             if (n) {
                 atomic_fetch_add(&r->nfree, n);
-                atomic_fetch_sub(&pool->used_bytes, (uint64_t)n * r->slot_size);
+                atomic_fetch_sub(&pool->heap.used_bytes, (uint64_t)n * r->slot_size);
                 freed += (uint64_t)n * r->slot_size;
                 if (opening && (uint32_t)n == r->nslots) cairn__run_drop(pool, r);
                 else cairn__run_relist(pool, r);
             }
         } else {
             /* the program may free an old large object now: read under the lock */
-            pthread_mutex_lock(&pool->heap_lock);
-            bool large = pool->ck_kind[g] == CK_LARGE;
-            uint64_t n = large ? pool->ck_arg[g] : 1;
-            bool dead = large && !pool->ck_mark[g];
-            pthread_mutex_unlock(&pool->heap_lock);
+            pthread_mutex_lock(&pool->heap.lock);
+            bool large = pool->heap.ck_kind[g] == CK_LARGE;
+            uint64_t n = large ? pool->heap.ck_arg[g] : 1;
+            bool dead = large && !pool->heap.ck_mark[g];
+            pthread_mutex_unlock(&pool->heap.lock);
             if (dead) {             /* unmarked: the program cannot reach it */
                 cairn__free_raw(pool, cairn__chunk_addr(pool, g) + CAIRN_LARGE_HDR);
                 freed += n * CAIRN_CHUNK;
@@ -398,8 +357,8 @@ static uint64_t sweep(cairn_pool *pool, bool opening)
             g += n - 1;
         }
     }
-    for (size_t i = 0; i < pool->gc_dn; i++) {
-        char *p = pool->gc_deferred[i];
+    for (size_t i = 0; i < pool->gc.dn; i++) {
+        char *p = pool->gc.deferred[i];
         if (marked(pool, p)) cairn__free_raw(pool, p);   /* unmarked: the sweep freed it */
     }
     cairn__ofence_pool(pool);                           /* table words of freed chunks */
@@ -428,9 +387,9 @@ static double gc_now(void)
 
 static int gc_begin(cairn_pool *pool)
 {
-    if (load_table(pool) || snapshot_take(pool)) return -1;
+    if (cairn__heap_load_table(pool) || snapshot_take(pool)) return -1;
     gc_slow_seam = getenv("CAIRN_TEST_GC_SLOW") != NULL;
-    atomic_store(&pool->gc_active, 1);
+    atomic_store(&pool->gc.active, 1);
     return 0;
 }
 
@@ -451,13 +410,13 @@ static void *gc_main(void *arg)
     double t0 = gc_now();
     uint64_t objects = 0, freed = 0;
     int rc = collect(pool, false, &objects, &freed);
-    pthread_mutex_lock(&pool->gc_lock);
-    pool->rec_gc_objects = objects;
-    pool->rec_gc_freed = freed;
-    pool->rec_bg_seconds = gc_now() - t0;
-    pool->gc_state = rc ? GC_FAILED : GC_DONE;
-    pthread_cond_broadcast(&pool->gc_cond);
-    pthread_mutex_unlock(&pool->gc_lock);
+    pthread_mutex_lock(&pool->gc.lock);
+    pool->rec.gc_objects = objects;
+    pool->rec.gc_freed = freed;
+    pool->rec.bg_seconds = gc_now() - t0;
+    pool->gc.state = rc ? GC_FAILED : GC_DONE;
+    pthread_cond_broadcast(&pool->gc.cond);
+    pthread_mutex_unlock(&pool->gc.lock);
     if (rc)
         fprintf(stderr, "cairn: %s: out of memory while marking the heap after a crash; "
                 "nothing was freed and the pool stays marked for recovery at its next open\n",
@@ -469,18 +428,18 @@ static void *gc_main(void *arg)
 int cairn__gc_start(cairn_pool *pool)
 {
     if (gc_begin(pool)) return -1;
-    pool->gc_state = GC_RUNNING;
+    pool->gc.state = GC_RUNNING;
     /* the thread takes no signals: they belong to the program's threads */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&pool->gc_thread, NULL, gc_main, pool);
+    int rc = pthread_create(&pool->gc.thread, NULL, gc_main, pool);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
         gc_main(pool);                             /* no thread: mark here */
         return 0;
     }
-    pool->gc_joinable = true;
+    pool->gc.joinable = true;
     return 0;
 }
 
@@ -502,54 +461,77 @@ static int qpush(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 void cairn__gc_barrier(cairn_pool *pool, uintptr_t lo, uintptr_t hi)
 {
     const uint64_t tag = pool_tag(pool);
-    pthread_mutex_lock(&pool->gc_lock);
-    if (atomic_load(&pool->gc_active)) {
+    pthread_mutex_lock(&pool->gc.lock);
+    if (atomic_load(&pool->gc.active)) {
         for (uintptr_t a = lo & ~(uintptr_t)7; a < hi; a += 8) {
             uint64_t w = __atomic_load_n((const uint64_t *)a, __ATOMIC_RELAXED);
             if (rel_of_pool(w, tag) &&
-                qpush(&pool->gc_q, &pool->gc_qn, &pool->gc_qcap, w & CAIRN_OFF_MASK))
-                pool->gc_oom = 1;
+                qpush(&pool->gc.q, &pool->gc.qn, &pool->gc.qcap, w & CAIRN_OFF_MASK))
+                pool->gc.oom = 1;
         }
     }
-    pthread_mutex_unlock(&pool->gc_lock);
+    pthread_mutex_unlock(&pool->gc.lock);
 }
 
-bool cairn__gc_defer_free(cairn_pool *pool, void *ptr)
+static bool defer_free(cairn_pool *pool, void *ptr)
 {
     bool deferred = false;
-    pthread_mutex_lock(&pool->gc_lock);
-    if (atomic_load(&pool->gc_active)) {
+    pthread_mutex_lock(&pool->gc.lock);
+    if (atomic_load(&pool->gc.active)) {
         uint64_t g = (cairn__off(pool, ptr) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
-        if (g < pool->gc_nchunks && pool->ck_old[g]) {
-            if (pool->gc_dn == pool->gc_dcap) {
-                size_t nc = pool->gc_dcap ? pool->gc_dcap * 2 : 256;
-                void **nv = realloc(pool->gc_deferred, nc * sizeof *nv);
-                if (nv) { pool->gc_deferred = nv; pool->gc_dcap = nc; }
+        if (g < pool->gc.nchunks && pool->gc.old[g]) {
+            if (pool->gc.dn == pool->gc.dcap) {
+                size_t nc = pool->gc.dcap ? pool->gc.dcap * 2 : 256;
+                void **nv = realloc(pool->gc.deferred, nc * sizeof *nv);
+                if (nv) { pool->gc.deferred = nv; pool->gc.dcap = nc; }
             }
             /* no room: keep the object (a leak until the next mark, never a loss) */
-            if (pool->gc_dn < pool->gc_dcap) pool->gc_deferred[pool->gc_dn++] = ptr;
+            if (pool->gc.dn < pool->gc.dcap) pool->gc.deferred[pool->gc.dn++] = ptr;
             deferred = true;
         }
     }
-    pthread_mutex_unlock(&pool->gc_lock);
+    pthread_mutex_unlock(&pool->gc.lock);
     return deferred;
+}
+
+/* Free ptr now, or after the sweep when the background mark may still scan
+ * it (an old object's memory is never reused while it is marking). */
+void cairn__gc_free(cairn_pool *pool, void *ptr)
+{
+    if (cairn__gc_on(pool) && defer_free(pool, ptr)) return;
+    cairn__free_raw(pool, ptr);
 }
 
 void cairn__gc_wait(cairn_pool *pool)
 {
-    pthread_mutex_lock(&pool->gc_lock);
-    while (pool->gc_state == GC_RUNNING) pthread_cond_wait(&pool->gc_cond, &pool->gc_lock);
-    bool join = pool->gc_joinable;          /* the first waiter joins the finished thread */
-    pool->gc_joinable = false;
-    pthread_mutex_unlock(&pool->gc_lock);
-    if (join) pthread_join(pool->gc_thread, NULL);
+    pthread_mutex_lock(&pool->gc.lock);
+    while (pool->gc.state == GC_RUNNING) pthread_cond_wait(&pool->gc.cond, &pool->gc.lock);
+    bool join = pool->gc.joinable;          /* the first waiter joins the finished thread */
+    pool->gc.joinable = false;
+    pthread_mutex_unlock(&pool->gc.lock);
+    if (join) pthread_join(pool->gc.thread, NULL);
 }
 
 bool cairn__gc_wait_if_running(cairn_pool *pool)
 {
-    pthread_mutex_lock(&pool->gc_lock);
-    bool running = pool->gc_state == GC_RUNNING;
-    pthread_mutex_unlock(&pool->gc_lock);
+    pthread_mutex_lock(&pool->gc.lock);
+    bool running = pool->gc.state == GC_RUNNING;
+    pthread_mutex_unlock(&pool->gc.lock);
     if (running) cairn__gc_wait(pool);
     return running;
+}
+
+/* In a fork child (fork.c): the background mark's thread stayed in the
+ * parent, so the child neither waits for it nor defers frees for it, and
+ * gets a fresh lock (the thread may have held it at the fork). Runs that
+ * were old stay full in the child; its copy or view is never written back. */
+void cairn__gc_forget_in_child(cairn_pool *p)
+{
+    pthread_mutex_init(&p->gc.lock, NULL);
+    pthread_cond_init(&p->gc.cond, NULL);
+    if (p->gc.state == GC_RUNNING) {
+        atomic_store(&p->gc.active, 0);
+        p->gc.state = GC_FAILED;
+        p->gc.joinable = false;
+    }
 }

@@ -133,43 +133,27 @@ struct size_class_heap {
     struct run *partial;
 };
 
-struct cairn_pool {
-    char     *base;
-    uint64_t  size;
-    int       fd;
-    uint32_t  id;
-    int       slot;
-    uint64_t  open_seq;               /* distinguishes reopenings for caches */
-    bool      user_flush;             /* DAX/MAP_SYNC or forced: clwb; else msync */
-    bool      recovered;              /* open found a dirty pool */
-    bool      inherited;              /* we are a fork child: read-only view */
-    uint32_t  closed;                 /* CAIRN_CLOSED_MAGIC once cairn_pool_close ran */
-    uint64_t  root_off_pub;           /* state.root_off for lock-free readers (cairn_free) */
-    bool      no_persist;             /* a private copy being checked: never flush */
-    bool      copy_on_fork;           /* a persistent heap: fork children get a copy */
-    char     *fork_snap;              /* that copy, made just before fork (pool.c) */
-    /* check.c: told of pointers that lead to no object */
-    void    (*bad_ptr)(void *ctx, uint64_t from_off, uint64_t to_off);
-    void     *bad_ptr_ctx;
-    char      path[4096];
-    struct pool_hdr *hdr;
-    pthread_mutex_t state_lock;       /* root, size */
-    struct pool_state state;          /* current copy */
-    /* lanes */
-    pthread_mutex_t lane_lock;
-    pthread_cond_t lane_cond;
-    struct lane_ext *lane_ext[CAIRN_NLANES];   /* extension blocks kept per lane */
-    /* per lane, a line of its own: threads on different lanes share no
-     * written cache line (a shared busy mask or generation array bounced a
-     * line between the cores twice per transaction) */
-    struct lane_vol {
-        _Atomic uint32_t busy;
-        uint64_t gen1;                /* generation + 1 as last written (0: read the
+/* Per lane, a line of its own: threads on different lanes share no written
+ * cache line (a shared busy mask or generation array bounced a line
+ * between the cores twice per transaction). */
+struct lane_vol {
+    _Atomic uint32_t busy;
+    uint64_t gen1;                    /* generation + 1 as last written (0: read the
                                          pool); the lane's owner is its only writer */
-    } __attribute__((aligned(64))) lanes[CAIRN_NLANES];
-    _Atomic int lane_waiters;         /* threads waiting for a lane (all 64 busy) */
-    /* heap */
-    pthread_mutex_t heap_lock;
+} __attribute__((aligned(64)));
+
+/* The lanes' volatile side (tx.c). */
+struct pool_lanes {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct lane_ext *ext[CAIRN_NLANES];   /* extension blocks kept per lane */
+    struct lane_vol vol[CAIRN_NLANES];
+    _Atomic int waiters;              /* threads waiting for a lane (all 64 busy) */
+};
+
+/* The allocator's volatile heap (alloc.c; gc.c's mark reads it). */
+struct pool_heap {
+    pthread_mutex_t lock;
     uint64_t  nchunks;                /* chunks the current size covers */
     uint8_t  *ck_kind;                /* volatile copy of the chunk table */
     uint32_t *ck_arg;                 /* run: class, large: nchunks, cont: distance to start */
@@ -178,24 +162,66 @@ struct cairn_pool {
     uint64_t  free_hint;
     struct size_class_heap classes[CAIRN_NCLASSES];
     _Atomic uint64_t used_bytes;
-    /* background recovery mark (gc.c) */
-    _Atomic int gc_active;            /* 1: barriers grey old pointers, frees of old objects wait */
-    pthread_mutex_t gc_lock;          /* gc_active changes, the queue, the deferred frees */
-    pthread_cond_t gc_cond;
-    int       gc_state;               /* GC_NONE, GC_RUNNING, GC_DONE, GC_FAILED (gc_lock) */
-    pthread_t gc_thread;
-    bool      gc_joinable;
-    uint64_t  gc_root;                /* the root at the open: where the mark starts */
-    uint8_t  *ck_old;                 /* chunks that existed at open: the snapshot */
-    uint64_t  gc_nchunks;
-    uint64_t *gc_q;                   /* offsets greyed by barriers */
-    size_t    gc_qn, gc_qcap;
-    void    **gc_deferred;            /* old objects freed while marking */
-    size_t    gc_dn, gc_dcap;
-    int       gc_oom;                 /* a barrier could not queue: the mark must not free */
-    /* recovery report */
-    uint64_t  rec_rolled_back, rec_lanes, rec_gc_freed, rec_gc_objects;
-    double    rec_seconds, rec_bg_seconds;
+};
+
+/* The mark and sweep after a crash (gc.c). */
+struct pool_gc {
+    _Atomic int active;               /* 1: barriers grey old pointers, frees of old objects wait */
+    pthread_mutex_t lock;             /* active changes, the queue, the deferred frees */
+    pthread_cond_t cond;
+    int       state;                  /* GC_NONE, GC_RUNNING, GC_DONE, GC_FAILED (lock) */
+    pthread_t thread;
+    bool      joinable;
+    uint64_t  root;                   /* the root at the open: where the mark starts */
+    uint8_t  *old;                    /* chunks that existed at open: the snapshot */
+    uint64_t  nchunks;
+    uint64_t *q;                      /* offsets greyed by barriers */
+    size_t    qn, qcap;
+    void    **deferred;               /* old objects freed while marking */
+    size_t    dn, dcap;
+    int       oom;                    /* a barrier could not queue: the mark must not free */
+    /* check.c: told of pointers that lead to no object */
+    void    (*bad_ptr)(void *ctx, uint64_t from_off, uint64_t to_off);
+    void     *bad_ptr_ctx;
+};
+
+/* What the open found and did (pool.c, recover.c, gc.c; read by
+ * cairn_pool_recovery). */
+struct pool_recovery {
+    uint64_t  rolled_back, lanes, gc_freed, gc_objects;
+    double    seconds, bg_seconds;
+};
+
+/* An open pool. The mapping fields at the top are the handle itself: every
+ * runtime file reads base, hdr, size and id, and pool.c (life), region.c
+ * (slot) and fork.c (inherited, copy_on_fork, fork_snap) write them. Each
+ * other part owns one embedded struct. */
+struct cairn_pool {
+    /* mapping */
+    char     *base;
+    uint64_t  size;
+    int       fd;
+    uint32_t  id;
+    int       slot;
+    uint64_t  open_seq;               /* distinguishes reopenings for caches */
+    bool      user_flush;             /* DAX/MAP_SYNC or forced: clwb; else msync */
+    bool      recovered;              /* open found a dirty pool */
+    bool      no_persist;             /* a private copy (check.c, a fork child's heap): never flush */
+    uint32_t  closed;                 /* CAIRN_CLOSED_MAGIC once cairn_pool_close ran */
+    /* fork (fork.c) */
+    bool      inherited;              /* we are a fork child: read-only view */
+    bool      copy_on_fork;           /* a persistent heap: fork children get a copy */
+    char     *fork_snap;              /* that copy, made just before fork */
+    uint64_t  root_off_pub;           /* state.root_off for lock-free readers (cairn_free) */
+    char      path[4096];
+    struct pool_hdr *hdr;
+    /* the state record (format.c writes it; pool.c and handle.c change it) */
+    pthread_mutex_t state_lock;       /* root, size */
+    struct pool_state state;          /* current copy */
+    struct pool_lanes lanes;
+    struct pool_heap heap;
+    struct pool_gc gc;
+    struct pool_recovery rec;
 };
 
 enum { GC_NONE, GC_RUNNING, GC_DONE, GC_FAILED };
@@ -232,7 +258,6 @@ static inline uint64_t cairn__rec_checksum(uint64_t gen, uint64_t kind_off, uint
 /* ---- persist.c ---- */
 void cairn__persist_init(void);
 void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len);
-cairn_pool *cairn__pool_alloc(void);          /* pool.c: zeroed, 64-byte aligned */
 bool cairn__lanes_busy(cairn_pool *pool);    /* tx.c: a transaction is open on pool */
 /* the persistence layer's fault-injection seam (persist.c; tests only) */
 enum { CAIRN_SEAM_LINES = 1, CAIRN_SEAM_FENCE = 2 };
@@ -253,14 +278,20 @@ extern CAIRN_TLS volatile unsigned cairn__sig_head, cairn__sig_tail;
 void cairn__install_segv_handler(void);
 void cairn__ra_caches_clear(void);    /* a pool is closing: empty every cache */
 
-/* ---- pool.c ---- */
-#define CAIRN_CLOSED_MAGIC 0xc105edu
-/* true (and the error set) when pool is a handle cairn_pool_close retired */
-bool cairn__pool_closed(const cairn_pool *pool, const char *what);
+/* ---- region.c ---- */
+void cairn__region_reserve(void);
+int  cairn__region_nslots(void);
+void cairn__pools_lock(void);
+void cairn__pools_unlock(void);
 cairn_pool *cairn__pool_by_slot(int slot);
 const char *cairn__slot_closed_path(int slot);   /* pool last closed there, or NULL */
 cairn_pool *cairn__pool_by_id(uint32_t id);
 bool cairn__pool_id_seen(uint32_t id);     /* a pool of this id was open in this process */
+cairn_pool *cairn__pool_of_file(int fd);   /* open here already (not inherited), or NULL */
+int  cairn__slot_take(cairn_pool *pool, const char *path);   /* sets base and slot */
+void cairn__slot_release(cairn_pool *pool);
+void cairn__slot_unmap(cairn_pool *pool);  /* the slot reserved again, PROT_NONE */
+void cairn__slot_forget(int slot);
 static inline cairn_pool *cairn__pool_of_addr(const void *p)
 {
     if (!cairn__in_region(p)) return NULL;
@@ -270,14 +301,42 @@ static inline uint64_t cairn__off(const cairn_pool *pool, const void *p)
 {
     return (uint64_t)((const char *)p - pool->base);
 }
+
+/* ---- format.c ---- */
 int  cairn__header_check(const void *map, uint64_t file_size, const char *layout,
                          char *why, size_t whylen);
+void cairn__header_init(struct pool_hdr *h, const char *layout, uint32_t id);
 int  cairn__state_read(const char *base, struct pool_state *out);
 /* -1 (why filled) when the state copies prove the file damaged: a copy
  * fails its checksum in a pool that was closed cleanly */
 int  cairn__state_check(const char *base, char *why, size_t whylen);
 int  cairn__state_copy_ok(const char *base, int copy);   /* 0: A, 1: B */
 void cairn__state_write(cairn_pool *pool);   /* writes the next copy, dfence */
+void cairn__clean_set(cairn_pool *pool, uint64_t v);
+uint64_t cairn__heap_chunks(const struct pool_hdr *h, uint64_t size);
+
+/* ---- pool.c ---- */
+cairn_pool *cairn__pool_map_private(const char *path, int fd, const struct pool_state *ps);
+void cairn__pool_unmap_private(cairn_pool *pool);
+
+/* ---- handle.c ---- */
+#define CAIRN_CLOSED_MAGIC 0xc105edu
+/* true (and the error set) when pool is a handle cairn_pool_close retired */
+bool cairn__pool_closed(const cairn_pool *pool, const char *what);
+void cairn__handle_retire(cairn_pool *pool);
+
+/* ---- fork.c ---- */
+void cairn__fork_init(void);
+bool cairn__fork_child_refuse(const cairn_pool *pool, const char *func, const char *deed);
+/* true (and the error set) when this process is a fork child and pool is
+ * its parent's: the one guard of every call that would write a pool */
+static inline bool cairn__fork_child_refuses(const cairn_pool *pool, const char *func,
+                                             const char *deed)
+{
+    return __builtin_expect(pool->inherited, 0) && cairn__fork_child_refuse(pool, func, deed);
+}
+
+/* ---- alloc.c ---- */
 uint64_t cairn__chunk_word(uint64_t g, unsigned kind, uint64_t arg);
 int  cairn__chunk_word_ok(uint64_t g, uint64_t word);
 static inline uint64_t *cairn__chunk_table_slot(const char *base, const struct pool_hdr *h, uint64_t g)
@@ -289,9 +348,7 @@ static inline char *cairn__chunk_addr(const cairn_pool *pool, uint64_t g)
 {
     return pool->base + pool->hdr->heap_off + g * CAIRN_CHUNK;
 }
-uint64_t cairn__heap_chunks(const struct pool_hdr *h, uint64_t size);
-
-/* ---- alloc.c ---- */
+int   cairn__heap_load_table(cairn_pool *pool);        /* after a crash: from the table */
 int   cairn__heap_init(cairn_pool *pool);              /* volatile structures */
 void  cairn__heap_fini(cairn_pool *pool);
 int   cairn__heap_load_clean(cairn_pool *pool);        /* from bitmaps */
@@ -318,15 +375,16 @@ int   cairn__recover_lanes(cairn_pool *pool, uint64_t *records);
 void  cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t n);
 int   cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes);
 int   cairn__gc_start(cairn_pool *pool);
+void  cairn__gc_forget_in_child(cairn_pool *pool);
 void  cairn__gc_wait(cairn_pool *pool);
 bool  cairn__gc_wait_if_running(cairn_pool *pool);
 void  cairn__gc_barrier(cairn_pool *pool, uintptr_t lo, uintptr_t hi);
-bool  cairn__gc_defer_free(cairn_pool *pool, void *ptr);
+void  cairn__gc_free(cairn_pool *pool, void *ptr);   /* or deferred past the mark */
 void  cairn__run_relist(cairn_pool *pool, struct run *r);
 /* The background mark's hooks cost one relaxed load while it is off. */
 static inline bool cairn__gc_on(cairn_pool *pool)
 {
-    return atomic_load_explicit(&pool->gc_active, memory_order_relaxed) != 0;
+    return atomic_load_explicit(&pool->gc.active, memory_order_relaxed) != 0;
 }
 long  cairn__lane_records(cairn_pool *pool, unsigned lane, const struct log_rec ***v,
                           size_t *cap, char *why, size_t whylen);

@@ -1,7 +1,8 @@
 /*
  * recover.c -- rolling back torn transactions when a pool opens.
  *
- * Invariants (DESIGN.md numbering):
+ * Invariants (DESIGN.md numbering; the asserts that name them run in
+ * debug builds):
  *
  * (3) Recovery is idempotent. Rolling back copies each valid undo record of
  *     a lane over its range, newest first, flushes, and only then retires
@@ -22,6 +23,7 @@
  *     is rolled back, so the refused open changes nothing.
  */
 #include "internal.h"
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -302,6 +304,8 @@ void cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t 
 {
     for (size_t i = n; i-- > 0;) {
         const struct log_rec *r = v[i];
+        /* (6): records were validated (rec_at): never a write outside the pool */
+        assert((r->kind_off >> 8) < pool->size && r->len <= pool->size - (r->kind_off >> 8));
         char *dst = pool->base + (r->kind_off >> 8);
         memmove(dst, r + 1, r->len);
         cairn__flush_range(pool, dst, r->len);
@@ -348,8 +352,10 @@ int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
         atomic_store(&lh->gen, atomic_load(&lh->gen) + 1);
         cairn__flush_range(pool, lh, 8);
         cairn__dfence_pool(pool);
+        /* (3): the lane is retired: another recovery rolls nothing back */
+        assert(cairn__lane_scan(pool, lane, NULL, NULL, false, NULL, why, sizeof why) == 0);
         *records += (uint64_t)n;
-        if (n) pool->rec_lanes++;
+        if (n) pool->rec.lanes++;
         if (seam && !strcmp(seam, "after")) {
             /* test seam: die between lanes to prove recovery recovers */
             fprintf(stderr, "cairn: test crash after rolling back lane %u\n", lane);
