@@ -22,7 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
 #include <sys/mman.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -420,8 +420,6 @@ void *cairn__alloc_raw(cairn_pool *pool, size_t size, size_t *usable)
         }
         *usable = cairn__class_size[cls];
     }
-    if (!p && cairn__gc_wait_if_running(pool))
-        return cairn__alloc_raw(pool, size, usable);   /* the sweep may have made room */
     if (!p) {
         out_of_space(pool, size);
         return NULL;

@@ -12,7 +12,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "check.h"
+#include "pool.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

@@ -15,7 +15,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "pool.h"
 #include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>

@@ -8,7 +8,7 @@
  * whose magic, version, checksum, geometry, state copies, size or root is
  * inconsistent, before anything else of the file is read.
  */
-#include "internal.h"
+#include "persist.h"
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>

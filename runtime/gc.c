@@ -62,7 +62,7 @@
  * the next open marks again. cairn_pool_recovery(), cairn_pool_close() and
  * cairn_pool_grow() wait for the thread.
  */
-#include "internal.h"
+#include "persist.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -534,4 +534,13 @@ void cairn__gc_forget_in_child(cairn_pool *p)
         p->gc.state = GC_FAILED;
         p->gc.joinable = false;
     }
+}
+
+/* cairn__alloc_raw, and when the heap is full while the background sweep
+ * has yet to run, wait for it and try again: the sweep may make room. */
+void *cairn__gc_alloc(cairn_pool *pool, size_t size, size_t *usable)
+{
+    void *p = cairn__alloc_raw(pool, size, usable);
+    if (!p && cairn__gc_wait_if_running(pool)) p = cairn__alloc_raw(pool, size, usable);
+    return p;
 }

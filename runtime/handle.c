@@ -2,7 +2,7 @@
  * handle.c -- what an open pool handle answers, and what is left of it
  * after close: the typed root, the recovery report, retired handles.
  */
-#include "internal.h"
+#include "persist.h"
 #include <errno.h>
 #include <stdlib.h>
 
@@ -88,7 +88,7 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
         return root;
     }
     size_t usable;
-    root = cairn__alloc_raw(pool, size, &usable);
+    root = cairn__gc_alloc(pool, size, &usable);
     if (root) {
         CAIRN_TRACE_EV(mem, TR_ALLOC, TR_ALLOC_ROOT, root, usable);
         cairn__zero_flush(pool, root, usable, false);

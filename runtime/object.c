@@ -6,7 +6,7 @@
  * scan keeps its memory until the sweep), so that none of those three
  * calls another.
  */
-#include "internal.h"
+#include "persist.h"
 #include <errno.h>
 
 void *cairn_alloc(cairn_pool *pool, size_t size)
@@ -18,7 +18,7 @@ void *cairn_alloc(cairn_pool *pool, size_t size)
     if (cairn__pool_closed(pool, "cairn_alloc")) return NULL;
     if (cairn__fork_child_refuses(pool, "cairn_alloc", "allocate")) return NULL;
     size_t usable;
-    void *p = cairn__alloc_raw(pool, size, &usable);
+    void *p = cairn__gc_alloc(pool, size, &usable);
     if (!p) return NULL;
     bool in_tx = cairn__tx_in(pool);
     CAIRN_TRACE_EV(mem, TR_ALLOC, in_tx ? TR_ALLOC_IN_TX : 0, p, usable);

@@ -16,7 +16,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
+#include "pptr.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -22,7 +22,7 @@
  *     damaged, not torn (log_damaged): the open is refused before any lane
  *     is rolled back, so the refused open changes nothing.
  */
-#include "internal.h"
+#include "persist.h"
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -46,7 +46,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -314,7 +314,7 @@ static void next_block(void)
         uint64_t want = T.ext_cur ? T.ext_cur->cap * 2 : EXT_MIN;
         if (want > ((uint64_t)256 << 20)) want = (uint64_t)256 << 20;
         size_t usable;
-        void *p = cairn__alloc_raw(pool, want, &usable);
+        void *p = cairn__gc_alloc(pool, want, &usable);
         if (!p) tx_fatal("out of pool space for the undo log");
         e = calloc(1, sizeof *e);
         if (!e) tx_fatal("out of memory");
