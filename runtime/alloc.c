@@ -440,7 +440,7 @@ void *cairn__object_start(cairn_pool *pool, uint64_t off, bool require_allocated
         struct run *r = pool->heap.ck_run[g];
         char *p = pool->base + off;
         if (p < r->slots) return NULL;
-        uint64_t slot = (uint64_t)(p - r->slots) / r->slot_size;
+        uint64_t slot = cairn__run_slot(r, p);
         if (slot >= r->nslots) return NULL;
         if (require_allocated &&
             !(atomic_load(&r->bits[slot / 64]) & ((uint64_t)1 << (slot % 64))))
@@ -480,7 +480,7 @@ void cairn__free_raw(cairn_pool *pool, void *ptr)
     uint64_t g = (off - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
     if (pool->heap.ck_kind[g] == CK_RUN) {
         struct run *r = pool->heap.ck_run[g];
-        uint64_t slot = (uint64_t)((char *)ptr - r->slots) / r->slot_size;
+        uint64_t slot = cairn__run_slot(r, ptr);
         uint64_t m = (uint64_t)1 << (slot % 64);
         atomic_fetch_and(&r->bits[slot / 64], ~m);
         atomic_fetch_sub(&pool->heap.used_bytes, r->slot_size);

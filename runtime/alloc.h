@@ -35,6 +35,12 @@ struct run {
     uint64_t *gcmark;                 /* background mark (gc.c): set while this run is old */
 };
 
+/* The slot of r that holds p (p at or past r->slots). */
+static inline uint64_t cairn__run_slot(const struct run *r, const void *p)
+{
+    return (uint64_t)((const char *)p - r->slots) / r->slot_size;
+}
+
 struct size_class_heap {
     pthread_mutex_t lock;
     struct run *partial;

@@ -222,7 +222,7 @@ static int mark_old(cairn_pool *pool, uint64_t off, char **start, const uint64_t
     uint64_t g = (cairn__off(pool, obj) - heap) >> CAIRN_CHUNK_SHIFT;
     if (pool->heap.ck_kind[g] == CK_RUN) {
         struct run *r = pool->heap.ck_run[g];
-        uint64_t slot = (uint64_t)(obj - r->slots) / r->slot_size;
+        uint64_t slot = cairn__run_slot(r, obj);
         uint64_t m = (uint64_t)1 << (slot % 64);
         if (r->gcmark[slot / 64] & m) return 0;
         r->gcmark[slot / 64] |= m;
@@ -240,7 +240,7 @@ static bool marked(cairn_pool *pool, const char *obj)
     uint64_t g = (cairn__off(pool, obj) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
     if (pool->heap.ck_kind[g] != CK_RUN) return pool->heap.ck_mark[g];
     struct run *r = pool->heap.ck_run[g];
-    uint64_t slot = (uint64_t)(obj - r->slots) / r->slot_size;
+    uint64_t slot = cairn__run_slot(r, obj);
     return r->gcmark[slot / 64] & ((uint64_t)1 << (slot % 64));
 }
 
@@ -473,7 +473,7 @@ void cairn__gc_barrier(cairn_pool *pool, uintptr_t lo, uintptr_t hi)
     pthread_mutex_unlock(&pool->gc.lock);
 }
 
-static bool defer_free(cairn_pool *pool, void *ptr)
+bool cairn__gc_defer_free(cairn_pool *pool, void *ptr)
 {
     bool deferred = false;
     pthread_mutex_lock(&pool->gc.lock);
@@ -494,13 +494,6 @@ static bool defer_free(cairn_pool *pool, void *ptr)
     return deferred;
 }
 
-/* Free ptr now, or after the sweep when the background mark may still scan
- * it (an old object's memory is never reused while it is marking). */
-void cairn__gc_free(cairn_pool *pool, void *ptr)
-{
-    if (cairn__gc_on(pool) && defer_free(pool, ptr)) return;
-    cairn__free_raw(pool, ptr);
-}
 
 void cairn__gc_wait(cairn_pool *pool)
 {
@@ -536,11 +529,9 @@ void cairn__gc_forget_in_child(cairn_pool *p)
     }
 }
 
-/* cairn__alloc_raw, and when the heap is full while the background sweep
- * has yet to run, wait for it and try again: the sweep may make room. */
-void *cairn__gc_alloc(cairn_pool *pool, size_t size, size_t *usable)
+/* The heap was full (cairn__gc_alloc): if the background sweep has yet to
+ * run, wait for it and try again, as it may make room; else NULL. */
+void *cairn__gc_alloc_after_sweep(cairn_pool *pool, size_t size, size_t *usable)
 {
-    void *p = cairn__alloc_raw(pool, size, usable);
-    if (!p && cairn__gc_wait_if_running(pool)) p = cairn__alloc_raw(pool, size, usable);
-    return p;
+    return cairn__gc_wait_if_running(pool) ? cairn__alloc_raw(pool, size, usable) : NULL;
 }

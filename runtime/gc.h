@@ -39,8 +39,8 @@ void  cairn__gc_forget_in_child(cairn_pool *pool);
 void  cairn__gc_wait(cairn_pool *pool);
 bool  cairn__gc_wait_if_running(cairn_pool *pool);
 void  cairn__gc_barrier(cairn_pool *pool, uintptr_t lo, uintptr_t hi);
-void  cairn__gc_free(cairn_pool *pool, void *ptr);   /* or deferred past the mark */
-void *cairn__gc_alloc(cairn_pool *pool, size_t size, size_t *usable);   /* waits for a sweep */
+bool  cairn__gc_defer_free(cairn_pool *pool, void *ptr);   /* cairn__gc_free's slow path */
+void *cairn__gc_alloc_after_sweep(cairn_pool *pool, size_t size, size_t *usable);
 
 #pragma GCC visibility pop
 

@@ -108,6 +108,21 @@ static inline bool cairn__gc_on(cairn_pool *pool)
 {
     return atomic_load_explicit(&pool->gc.active, memory_order_relaxed) != 0;
 }
+/* Free ptr now, or after the sweep when the background mark may still scan
+ * it: an old object's memory is never reused while it marks (gc.c). */
+static inline void cairn__gc_free(cairn_pool *pool, void *ptr)
+{
+    if (__builtin_expect(cairn__gc_on(pool), 0) && cairn__gc_defer_free(pool, ptr)) return;
+    cairn__free_raw(pool, ptr);
+}
+/* cairn__alloc_raw; when the heap is full while the background sweep has
+ * yet to run, it waits for the sweep and tries again (gc.c). */
+static inline void *cairn__gc_alloc(cairn_pool *pool, size_t size, size_t *usable)
+{
+    void *p = cairn__alloc_raw(pool, size, usable);
+    if (__builtin_expect(!p, 0)) p = cairn__gc_alloc_after_sweep(pool, size, usable);
+    return p;
+}
 
 #pragma GCC visibility pop
 

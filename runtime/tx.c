@@ -471,7 +471,7 @@ static void tx_reset(void)
  * the parent, and the child's view of the pool is read-only: committing,
  * aborting or logging in the child would write it (a bare SIGSEGV before).
  * The child drops its copy of the transaction and is told why. */
-static bool drop_inherited(const char *what)
+static inline __attribute__((always_inline)) bool drop_inherited(const char *what)
 {
     if (T.depth == 0 || !T.pool ||
         !cairn__fork_child_refuses(T.pool, what, "go on with a transaction begun before fork "
