@@ -3,7 +3,7 @@
 each (base, new, base, new, ...), paired by round, into one JSON.
 
     python3 bench/runtime/compare_builds.py --base /path/to/main/build \\
-        --new build --pairs 4 --json bench/runtime/results/FILE.json [--quick]
+        --new build --pairs 4 --json bench/runtime/results/FILE.json [--quick] [--keep DIR]
 
 Per operation it gives cairn's throughput ratio new/base (median and
 min-max of the pairs; above 1 is faster), the same ratio normalized by
@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -73,7 +74,9 @@ def compare(pairs):
         same = all(a["counts"][op]["cairn"]["measured"][x] == c["counts"][op]["cairn"]["measured"][x]
                    for a, c in pairs for x in ("fences", "flushes", "nt_lines"))
         counts.append(dict(operation=op, base_fences=b["fences"], new_fences=n["fences"],
-                           base_lines=lines(b), new_lines=lines(n), equal="yes" if same else "NO"))
+                           base_lines=lines(b), new_lines=lines(n), equal="yes" if same else "NO",
+                           base_instructions=round(b["instructions"]),
+                           new_instructions=round(n["instructions"])))
     opens = []
     for name, case, field in (("open, clean", "clean", "open_s"),
                               ("open, after a crash", "after_crash", "open_s"),
@@ -98,6 +101,7 @@ def main():
     p.add_argument("--threads", default="1", help="thread counts for the runner (default 1)")
     p.add_argument("--quick", action="store_true", help="the runner's quick setting")
     p.add_argument("--json", required=True, help="where the summary goes")
+    p.add_argument("--keep", metavar="DIR", help="also keep every run's own JSON in DIR")
     a = p.parse_args()
     if a.pairs < 1:
         sys.exit("compare_builds: --pairs must be at least 1")
@@ -105,16 +109,23 @@ def main():
         if not os.path.isdir(os.path.join(b, "bench")):
             sys.exit(f"compare_builds: {b} has no bench/ directory: give a build directory "
                      "made by scripts/build.sh")
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     pairs = []
     with tempfile.TemporaryDirectory(prefix="cairn-compare-") as tmp:
         for i in range(a.pairs):
             base = run_one(a.base, os.path.join(tmp, f"base{i}.json"), a.quick, a.threads)
             new = run_one(a.new, os.path.join(tmp, f"new{i}.json"), a.quick, a.threads)
             pairs.append((base, new))
+            if a.keep:
+                os.makedirs(a.keep, exist_ok=True)
+                for name, run in (("base", base), ("new", new)):
+                    with open(os.path.join(a.keep, f"{name}{i}.json"), "w") as f:
+                        json.dump(run, f)
             print(f"compare_builds: pair {i + 1}/{a.pairs} done", file=sys.stderr)
     out = dict(benchmark="cairn bench runtime, two builds side by side", pairs=a.pairs,
                quick=a.quick, threads=a.threads,
                command="python3 bench/runtime/compare_builds.py " + " ".join(sys.argv[1:]),
+               started=started, source=pairs[0][1]["source"],
                base_commit=pairs[0][0]["source"]["commit"], new_commit=pairs[0][1]["source"]["commit"],
                **compare(pairs))
     with open(a.json, "w") as f:
