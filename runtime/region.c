@@ -98,6 +98,9 @@ cairn_pool *cairn__pool_by_id(uint32_t id)
     return NULL;
 }
 
+uint32_t cairn_pool_id(const cairn_pool *pool) { return pool->id; }
+cairn_pool *cairn_pool_by_id(uint32_t id) { return cairn__pool_by_id(id); }
+
 /* The pool whose mapped bytes hold ptr: an address in a pool's 1 TiB slot
  * but past its size is no pool's (compiler/rt's word scan relies on it: a
  * string or integer that happens to fall in a slot is not a pointer). */
