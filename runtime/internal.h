@@ -29,6 +29,7 @@
 #define CAIRN_INTERNAL_H
 
 #include "cairn.h"
+#include "trace_types.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -338,12 +339,9 @@ int   cairn__lane_scan(cairn_pool *pool, unsigned lane,
  * tracing off a hook costs one load of a flag that never changes after
  * start-up and a branch predicted not taken; the arguments are not even
  * evaluated. */
-enum trace_type {
-    TR_THREAD = 1, TR_POOL_OPEN, TR_POOL_CLOSE, TR_POOL_GROW,
-    TR_TX_BEGIN, TR_TX_COMMIT, TR_TX_ABORT, TR_LOG_APPEND,
-    TR_ALLOC, TR_FREE, TR_FLUSH, TR_FENCE, TR_NTSTORE,
-    TR_STORE, TR_STORE_RANGE, TR_DATA, TR_SITE, TR_DRAM_STORES, TR_END,
-};
+#define CAIRN_TRACE_ENUM(num, name, text) TR_##name = num,
+enum trace_type { CAIRN_TRACE_TYPES(CAIRN_TRACE_ENUM) };     /* the list: trace_types.h */
+#undef CAIRN_TRACE_ENUM
 enum { TR_FLUSH_CLWB, TR_FLUSH_CLFLUSHOPT, TR_FLUSH_CLFLUSH, TR_FLUSH_MSYNC };  /* FLUSH aux */
 enum { TR_OFENCE, TR_DFENCE };                                                 /* FENCE aux */
 enum { TR_OPEN_CLEAN = 0, TR_OPEN_CREATED = 1, TR_OPEN_RECOVERED = 2 };         /* POOL_OPEN aux */

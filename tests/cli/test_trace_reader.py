@@ -37,8 +37,9 @@ class Writer:
         return [struct.pack("<BB30s", 16, len(b[i:i + 30]), b[i:i + 30])
                 for i in range(0, len(b), 30)]
 
-    def chunk(self, tid, recs):
-        self.parts.append(struct.pack("<4sIIIQ8x", b"CTCK", tid, len(recs), 0, 0) + b"".join(recs))
+    def chunk(self, tid, recs, time_ns=0):
+        self.parts.append(struct.pack("<4sIIIQ8x", b"CTCK", tid, len(recs), 0, time_ns)
+                          + b"".join(recs))
 
     def end(self):
         self.chunk(0, [self.rec(19, arg=self.seq + 1)])

@@ -4,9 +4,13 @@
                                                one line per event, global order
   cairn trace stats FILE [--json]              counts per type and thread, and
                                                flushes/fences per transaction
+  cairn trace report FILE [--json] [--plot DIR] [--window-us N]
+                                               WHISPER's analysis: epochs, sizes,
+                                               dependencies, write amplification
 The format and the parser are in cairn.trace (docs/runtime.md, "Traces")."""
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -35,6 +39,19 @@ def register(subparsers):
     s.add_argument("file")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=run_stats)
+    r = sub.add_parser("report", help="epochs per transaction, epoch sizes, dependencies, "
+                                      "write amplification (WHISPER section 5)",
+                       description="WHISPER's persistence analysis of a trace: epochs per "
+                                   "transaction, epoch sizes in 64 B lines, singleton epochs, "
+                                   "self- and cross-thread dependencies, write amplification by "
+                                   "source, non-temporal share, PM vs DRAM stores, and the source "
+                                   "lines behind the most epochs and flushes (docs/trace.md).")
+    r.add_argument("file")
+    r.add_argument("--json", action="store_true", help="print JSON")
+    r.add_argument("--plot", metavar="DIR", help="also write PNG plots (Figs. 3-6) into DIR")
+    r.add_argument("--window-us", type=float, default=50.0, metavar="N",
+                   help="dependencies count within N microseconds (default 50, as WHISPER)")
+    r.set_defaults(func=run_report)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -114,6 +131,40 @@ def run_stats(args):
             sys.stdout.write("\n")
         else:
             trace.print_stats(s, sys.stdout, args.file)
+    except BrokenPipeError:           # `| head`
+        sys.stderr.close()
+    return 0
+
+
+def run_report(args):
+    from cairn import trace_report
+    t = _read(args.file)
+    if t is None:
+        return 2
+    if args.window_us < 0:
+        print(f"cairn trace report: --window-us {args.window_us:g} is negative; give 0 or more",
+              file=sys.stderr)
+        return 2
+    progress = trace.Progress(t.records, args.file)
+    try:
+        r = trace_report.analyze(t, window_ns=args.window_us * 1000, progress=progress)
+    finally:
+        progress.finish()
+    if args.plot:
+        try:
+            r["plots"] = trace_report.plot(r, args.plot, os.path.basename(args.file))
+        except ImportError:
+            print("cairn trace report: --plot needs matplotlib: apt-get install python3-matplotlib",
+                  file=sys.stderr)
+            return 2
+    try:
+        if args.json:
+            json.dump(r, sys.stdout, indent=1, default=str)
+            sys.stdout.write("\n")
+        else:
+            trace_report.print_report(r, sys.stdout, args.file)
+            for p in r.get("plots", ()):
+                print(f"wrote {p}")
     except BrokenPipeError:           # `| head`
         sys.stderr.close()
     return 0
