@@ -12,7 +12,8 @@ Designs, all fed the same epochs:
   hops      per-thread persist buffers (HOPS): stores enter the buffer
             tagged with the thread's epoch timestamp; ofence only bumps the
             timestamp; epochs drain in order in the background, one epoch's
-            lines all at once after the previous epoch's acks; a full
+            lines all at once after the previous epoch's acks (it writes
+            whole lines, as a non-temporal store does: nt_cycles); a full
             buffer stalls the thread; dfence waits for its buffer to drain;
             an epoch writing a line another thread's buffered epoch wrote
             drains only after that epoch (cross-thread dependency);
@@ -111,8 +112,9 @@ class _X86:
 class _Hops:
     """Per-thread persist buffers, epochs drained in order (section 6)."""
 
-    def __init__(self, p, wb_cycles):
+    def __init__(self, p, wb_cycles, threads):
         self.p, self.wb = p, wb_cycles
+        self.shared = threads > 1                # cross-thread dependencies possible
         self.t = collections.defaultdict(float)
         self.pending = collections.defaultdict(collections.deque)   # tid -> (done, entries)
         self.used = collections.defaultdict(int)
@@ -136,16 +138,19 @@ class _Hops:
                 t = max(t, done)
                 self.used[tid] -= k
             start = max(t, self.last_done[tid])
-            for ln in e.lines:
-                w = self.writer.get(ln)
-                if w is not None and w[0] != tid and w[1] > start:
-                    start = w[1]                        # after the other thread's epoch
+            if self.shared:
+                for ln in e.lines:
+                    w = self.writer.get(ln)
+                    if w is not None and w[0] != tid and w[1] > start:
+                        start = w[1]                    # after the other thread's epoch
             done = start + math.ceil(n / cap) * self.wb
             self.last_done[tid] = done
             q.append((done, take))
             self.used[tid] += take
-            for ln in e.lines:
-                self.writer[ln] = (tid, done)
+            if self.shared:
+                mark = (tid, done)
+                for ln in e.lines:
+                    self.writer[ln] = mark
         if e.fence == 1:
             t = max(t + p["fence_cycles"], self.last_done[tid])
         elif e.fence == 0:
@@ -161,8 +166,8 @@ def simulate(t, params=None, progress=None):
         "x86": _X86(p, p["pm_cycles"], p["nt_cycles"], False),
         "x86-pwq": _X86(p, p["pwq_cycles"], min(p["nt_cycles"], p["pwq_cycles"]), False),
         "x86-eadr": _X86(p, p["pwq_cycles"], min(p["nt_cycles"], p["pwq_cycles"]), True),
-        "hops": _Hops(p, p["pm_cycles"]),
-        "hops-pwq": _Hops(p, p["pwq_cycles"]),
+        "hops": _Hops(p, p["nt_cycles"], len(t.chunks)),     # a buffer writes whole lines
+        "hops-pwq": _Hops(p, p["pwq_cycles"], len(t.chunks)),
     }
     ideal = collections.defaultdict(float)
     epochs = 0
