@@ -167,7 +167,7 @@ def simulate(t, params=None, progress=None):
         "x86-pwq": _X86(p, p["pwq_cycles"], min(p["nt_cycles"], p["pwq_cycles"]), False),
         "x86-eadr": _X86(p, p["pwq_cycles"], min(p["nt_cycles"], p["pwq_cycles"]), True),
         "hops": _Hops(p, p["nt_cycles"], len(t.chunks)),     # a buffer writes whole lines
-        "hops-pwq": _Hops(p, p["pwq_cycles"], len(t.chunks)),
+        "hops-pwq": _Hops(p, min(p["nt_cycles"], p["pwq_cycles"]), len(t.chunks)),
     }
     ideal = collections.defaultdict(float)
     epochs = 0
