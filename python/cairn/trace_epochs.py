@@ -152,20 +152,12 @@ def thread_epochs(t, tid, txs, runtime_events, progress=None):
         k0 = k1
         for i, (ty, aux, size, loc, seq, addr, arg) in enumerate(recs):
             last_seq = seq
-            if ty == R_STORE:
-                ln = addr & ~63
-                lines.add(ln)
-                stored[ln] = loc
-                store_bytes += size
-                stores += 1
-                if site is None:
-                    site = loc
-            elif ty == R_RANGE:
-                first = addr & ~63
-                for ln in range(first, addr + arg, LINE):
+            if ty == R_STORE or ty == R_RANGE:      # a store's size is in size, a range's in arg
+                n = size if ty == R_STORE else arg
+                for ln in range(addr & ~63, addr + n, LINE):
                     lines.add(ln)
                     stored[ln] = loc
-                store_bytes += arg
+                store_bytes += n
                 stores += 1
                 if site is None:
                     site = loc

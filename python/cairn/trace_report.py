@@ -291,45 +291,36 @@ def plot(r, outdir, name):
     os.makedirs(outdir, exist_ok=True)
     paths = []
 
-    def bar(rows, title, xlabel, fname):
-        fig, ax = plt.subplots(figsize=(6, 3.2))
-        ax.bar([x["bucket"] for x in rows], [100 * x["share"] for x in rows], color="#4a7ab5")
+    def bar(labels, values, title, ylabel, fname, xlabel=None, colors="#4a7ab5"):
+        fig, ax = plt.subplots(figsize=(6 if xlabel else 4, 3.2))
+        ax.bar(labels, values, color=colors)
         ax.set_title(f"{name}: {title}", fontsize=10)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("% of total")
+        if xlabel:
+            ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
         fig.tight_layout()
         p = os.path.join(outdir, fname)
         fig.savefig(p, dpi=100)
         plt.close(fig)
         paths.append(p)
 
+    def dist(rows, title, xlabel, fname):
+        bar([x["bucket"] for x in rows], [100 * x["share"] for x in rows], title, "% of total",
+            fname, xlabel)
+
+    two = ["#b5614a", "#4a7ab5"]
     if r["transactions"]["committed"]:
-        bar(r["transactions"]["distribution"], "epochs per transaction (Fig. 3)",
-            "epochs", "fig3-epochs-per-tx.png")
+        dist(r["transactions"]["distribution"], "epochs per transaction (Fig. 3)", "epochs",
+             "fig3-epochs-per-tx.png")
     if r["epochs"]["count"]:
-        bar(r["epochs"]["size_distribution"], "epoch size (Fig. 4)", "unique 64 B lines",
-            "fig4-epoch-size.png")
-        fig, ax = plt.subplots(figsize=(4, 3.2))
+        dist(r["epochs"]["size_distribution"], "epoch size (Fig. 4)", "unique 64 B lines",
+             "fig4-epoch-size.png")
         d = r["dependencies"]
-        ax.bar(["self", "cross"], [100 * (d["self_share"] or 0), 100 * (d["cross_share"] or 0)],
-               color=["#b5614a", "#4a7ab5"])
-        ax.set_title(f"{name}: epochs with dependencies (Fig. 5)", fontsize=10)
-        ax.set_ylabel("% of epochs")
-        fig.tight_layout()
-        p = os.path.join(outdir, "fig5-dependencies.png")
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        paths.append(p)
+        bar(["self", "cross"], [100 * (d["self_share"] or 0), 100 * (d["cross_share"] or 0)],
+            "epochs with dependencies (Fig. 5)", "% of epochs", "fig5-dependencies.png",
+            colors=two)
     st = r["stores"]
     if st["pm_share"] is not None:
-        fig, ax = plt.subplots(figsize=(4, 3.2))
-        ax.bar(["PM", "DRAM"], [100 * st["pm_share"], 100 * (1 - st["pm_share"])],
-               color=["#b5614a", "#4a7ab5"])
-        ax.set_title(f"{name}: stores (Fig. 6)", fontsize=10)
-        ax.set_ylabel("% of stores")
-        fig.tight_layout()
-        p = os.path.join(outdir, "fig6-pm-stores.png")
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        paths.append(p)
+        bar(["PM", "DRAM"], [100 * st["pm_share"], 100 * (1 - st["pm_share"])],
+            "stores (Fig. 6)", "% of stores", "fig6-pm-stores.png", colors=two)
     return paths

@@ -125,12 +125,19 @@ def run_stats(args):
         s = trace.stats(t, progress)
     finally:
         progress.finish()
+    return _print(args, s, trace.print_stats)
+
+
+def _print(args, result, printer, notes=()):
+    """result as JSON (--json) or as printer's text, then the notes."""
     try:
         if args.json:
-            json.dump(s, sys.stdout, indent=1, default=str)
+            json.dump(result, sys.stdout, indent=1, default=str)
             sys.stdout.write("\n")
         else:
-            trace.print_stats(s, sys.stdout, args.file)
+            printer(result, sys.stdout, args.file)
+            for line in notes:
+                print(line)
     except BrokenPipeError:           # `| head`
         sys.stderr.close()
     return 0
@@ -157,14 +164,4 @@ def run_report(args):
             print("cairn trace report: --plot needs matplotlib: apt-get install python3-matplotlib",
                   file=sys.stderr)
             return 2
-    try:
-        if args.json:
-            json.dump(r, sys.stdout, indent=1, default=str)
-            sys.stdout.write("\n")
-        else:
-            trace_report.print_report(r, sys.stdout, args.file)
-            for p in r.get("plots", ()):
-                print(f"wrote {p}")
-    except BrokenPipeError:           # `| head`
-        sys.stderr.close()
-    return 0
+    return _print(args, r, trace_report.print_report, [f"wrote {p}" for p in r.get("plots", ())])
