@@ -6,7 +6,9 @@
 
 DIR holds `cairn trace report --json` outputs named WORKLOAD.json; SIM and
 HOST are `cairn sim --json` of the same traces (Table 3 and --preset host);
-COST is bench/trace/cost.sh's table and COST_SAMPLES its stderr (each round). --speed-trace is timed here: CPU
+COST is bench/trace/cost.sh's table and COST_SAMPLES its stderr (each round).
+--stepcount LIBRARY FILE (repeatable): cairn-stepcount's output for
+bench/trace/update_1k.c built for that library. --speed-trace is timed here: CPU
 seconds of `cairn trace report`, `cairn sim` and `cairn trace stats` on it.
 """
 import argparse
@@ -106,6 +108,24 @@ def cost(path, samples_path):
     return rows
 
 
+def written_back(files, updates, value=1024):
+    """Per update of update_1k.c under cairn-stepcount, for each library:
+    lines written back (clwb/clflushopt/clflush) and non-temporal bytes,
+    bytes to PM, fences, and write amplification over the value's bytes."""
+    rows = []
+    for lib, path in files:
+        r = [json.loads(x) for x in open(path) if x.startswith("{")][0]
+        flushed = r["clwb"] + r["clflushopt"] + r["clflush"]
+        total = (flushed * 64 + r["nt_bytes"]) / updates
+        rows.append({"library": lib, "updates": updates,
+                     "flushed_lines": round(flushed / updates, 2),
+                     "nt_bytes": round(r["nt_bytes"] / updates, 1),
+                     "bytes_to_pm": round(total, 1),
+                     "fences": round((r["sfence"] + r["mfence"]) / updates, 2),
+                     "write_amp_pct": round(100 * (total - value) / value, 1)})
+    return rows
+
+
 def cpu_seconds(argv):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
@@ -123,6 +143,9 @@ def main():
     ap.add_argument("--cost-samples", required=True, help="cost.sh's stderr")
     ap.add_argument("--cost-first", help="an earlier cost.sh table (medians only)")
     ap.add_argument("--speed-trace", required=True)
+    ap.add_argument("--stepcount", nargs=2, action="append", metavar=("LIBRARY", "OUT.jsonl"),
+                    default=[], help="cairn-stepcount of update_1k.c built for LIBRARY")
+    ap.add_argument("--stepcount-updates", type=int, default=200)
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
     reports = {n: json.load(open(os.path.join(a.reports, n + ".json"))) for n in ORDER
@@ -166,6 +189,7 @@ def main():
         "fig10": f10,
         "fig10_host": fig10(host),
         "host_params": [next(iter(host.values()))["params"]["measured"]],
+        "update_1k": written_back(a.stepcount, a.stepcount_updates),
         "cost": cost(a.cost, a.cost_samples),
         "cost_first": cost(a.cost_first, None) if a.cost_first else [],
         "speed": [speed],

@@ -8,9 +8,9 @@
 # alternating rounds of: the plain build, the --trace build untraced, and
 # the --trace build with CAIRN_TRACE, and prints the median time of each
 # and the slowdowns (traced / plain); each round's times go to stderr
-# ("samples WORKLOAD plain|off|traced T1 T2 ..."). ds_bench: pm mode, 2000 keys, 20000
-# mixed operations (its own ns per operation); kvstore_cc: 20000
-# operations (wall time); ycsb_a (bench/trace/ycsb_a.c, clang + libcairn:
+# ("samples WORKLOAD plain|off|traced T1 T2 ...", for bench/trace/collect.py).
+# ds_bench: pm mode, 2000 keys, 20000 mixed operations (its own ns per
+# operation); kvstore_cc: 20000 operations (wall time); ycsb_a (bench/trace/ycsb_a.c, clang + libcairn:
 # its "--trace, off" column is the same build untraced again): 1000
 # records, 100000 operations. The traces of the last round stay in OUTDIR.
 set -euo pipefail
