@@ -30,7 +30,6 @@ import re
 import subprocess
 import tempfile
 
-from cairn import trace_epochs as te
 
 DESIGNS = ("x86", "x86-pwq", "x86-eadr", "hops", "hops-pwq", "ideal")
 
@@ -161,6 +160,7 @@ class _Hops:
 def simulate(t, params=None, progress=None):
     """Simulated runtime of trace t under every design: a dict with
     cycles, ns and runtime normalized to x86, per design."""
+    from cairn import trace_epochs as te
     p = dict(WHISPER if params is None else params)
     models = {
         "x86": _X86(p, p["pm_cycles"], p["nt_cycles"], False),

@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from cairn import paths, trace, trace_sim
+from cairn import paths, trace_sim
+from cairn.commands.trace import _read, _trace
 
 
 def register(subparsers):
@@ -30,6 +31,7 @@ def register(subparsers):
 
 
 def run(args):
+    trace = _trace()
     if args.preset == "host":
         try:
             params = trace_sim.host_preset(paths.tool("cairn-flush-floor"))
@@ -50,17 +52,14 @@ def run(args):
             params[key] = int(v) if key == "pb_entries" else v
     results = []
     for path in args.traces:
-        try:
-            t = trace.read(path)
-        except OSError as e:
-            print(f"cairn sim: {path}: {e.strerror}", file=sys.stderr)
-            return 2
-        except trace.TraceError as e:
-            print(f"cairn sim: {path}: {e}", file=sys.stderr)
+        t = _read(path)
+        if t is None:
             return 2
         progress = trace.Progress(t.records, path)
         try:
             results.append((os.path.basename(path), trace_sim.simulate(t, params, progress)))
+        except ImportError as e:      # the pool layout's headers are missing
+            raise SystemExit(f"cairn: {e}") from None
         finally:
             progress.finish()
     if args.plot:

@@ -14,7 +14,19 @@ import os
 import re
 import sys
 
-from cairn import trace
+
+try:
+    from cairn import trace
+except ImportError as _missing:     # no runtime/trace_types.h: only the trace commands stop
+    trace, _WHY = None, str(_missing)
+
+
+def _trace():
+    """cairn.trace, or a one-line exit naming what is missing (it reads the
+    record types from runtime/trace_types.h at import)."""
+    if trace is None:
+        raise SystemExit(f"cairn: {_WHY}")
+    return trace
 
 
 def register(subparsers):
@@ -76,6 +88,7 @@ def _thread(text):
 
 
 def _read(path):
+    _trace()
     try:
         return trace.read(path)
     except OSError as e:
@@ -86,6 +99,7 @@ def _read(path):
 
 
 def run_dump(args):
+    _trace()
     t = _read(args.file)
     if t is None:
         return 2
@@ -117,6 +131,7 @@ def run_dump(args):
 
 
 def run_stats(args):
+    _trace()
     t = _read(args.file)
     if t is None:
         return 2
@@ -144,7 +159,11 @@ def _print(args, result, printer, notes=()):
 
 
 def run_report(args):
-    from cairn import trace_report
+    _trace()
+    try:
+        from cairn import trace_report
+    except ImportError as e:          # the pool layout's headers are missing
+        raise SystemExit(f"cairn: {e}") from None
     t = _read(args.file)
     if t is None:
         return 2
