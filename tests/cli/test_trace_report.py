@@ -212,3 +212,19 @@ def test_real_trace_report(kv_trace, capsys):
     d = json.loads(capsys.readouterr().out)["kv.trace"]["designs"]
     assert d["ideal"]["cycles"] < d["hops-pwq"]["cycles"] < d["x86-pwq"]["cycles"] < d["x86"]["cycles"]
     assert d["hops"]["cycles"] <= d["x86"]["cycles"]
+
+
+def test_host_preset_takes_this_machines_rounds(tmp_path):
+    """--preset host: the clock and cairn-flush-floor's two round times,
+    converted to cycles, and x86 with the write queue equal to x86."""
+    build = Path(os.environ.get("CAIRN_BUILD", ROOT / "build"))
+    tool = build / "bench" / "cairn-flush-floor"
+    if not tool.exists():
+        pytest.skip(f"{tool} is not built")
+    p = trace_sim.host_preset(tool, pool_dir=str(tmp_path))
+    m = p["measured"]
+    assert p["pm_cycles"] == p["pwq_cycles"] == round(m["flush_round_ns"] * m["cpu_ghz"])
+    assert p["nt_cycles"] == round(m["nt_round_ns"] * m["cpu_ghz"])
+    r = trace_sim.simulate(trace.read(hand_trace(tmp_path / "h.trace")), p)
+    assert r["designs"]["x86-pwq"]["cycles"] == r["designs"]["x86"]["cycles"]
+    assert r["designs"]["hops-pwq"]["cycles"] == r["designs"]["hops"]["cycles"]
