@@ -30,38 +30,48 @@ static uint64_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
 
 #ifdef PMEMOBJ
 #include <libpmemobj.h>
-int main(int argc, char **argv)
+static PMEMobjpool *pop;
+static PMEMoid root;
+static struct table *open_table(const char *path)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: update_1k POOL N\n");
-        return 2;
-    }
-    long n = atol(argv[2]);
-    unlink(argv[1]);
-    PMEMobjpool *pop = pmemobj_create(argv[1], "update-1k", 64u << 20, 0600);
+    pop = pmemobj_create(path, "update-1k", 64u << 20, 0600);
     if (!pop) {
-        fprintf(stderr, "update_1k: %s: %s\n", argv[1], pmemobj_errormsg());
-        return 1;
+        fprintf(stderr, "update_1k: %s: %s\n", path, pmemobj_errormsg());
+        return NULL;
     }
-    PMEMoid root = pmemobj_root(pop, sizeof(struct table));
-    struct table *t = pmemobj_direct(root);
-    char v[VALUE];
-    memset(v, 1, sizeof v);
-    raise(SIGUSR1);
-    for (long i = 0; i < n; i++) {
-        uint64_t k = next() % RECORDS;
-        v[0] = (char)i;
-        TX_BEGIN(pop) {
-            pmemobj_tx_add_range(root, k * VALUE, VALUE);
-            memcpy(t->v[k], v, VALUE);
-        } TX_END
-    }
-    raise(SIGUSR2);
-    pmemobj_close(pop);
-    return 0;
+    root = pmemobj_root(pop, sizeof(struct table));
+    return pmemobj_direct(root);
 }
+static void update(struct table *t, uint64_t k, const char *v)
+{
+    TX_BEGIN(pop) {
+        pmemobj_tx_add_range(root, k * VALUE, VALUE);
+        memcpy(t->v[k], v, VALUE);
+    } TX_END
+}
+static int close_table(void) { pmemobj_close(pop); return 0; }
 #else
 #include <cairn.h>
+static cairn_pool *pool;
+static struct table *open_table(const char *path)
+{
+    pool = cairn_pool_create(path, "update-1k", 64u << 20);
+    if (!pool) {
+        fprintf(stderr, "update_1k: %s: %s\n", path, cairn_errormsg());
+        return NULL;
+    }
+    return cairn_root(pool, sizeof(struct table), 1);
+}
+static void update(struct table *t, uint64_t k, const char *v)
+{
+    cairn_tx_begin(pool);
+    cairn_tx_add(t->v[k], VALUE);
+    memcpy(t->v[k], v, VALUE);
+    cairn_tx_commit();
+}
+static int close_table(void) { return cairn_pool_close(pool) ? 1 : 0; }
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -70,24 +80,15 @@ int main(int argc, char **argv)
     }
     long n = atol(argv[2]);
     unlink(argv[1]);
-    cairn_pool *pool = cairn_pool_create(argv[1], "update-1k", 64u << 20);
-    if (!pool) {
-        fprintf(stderr, "update_1k: %s: %s\n", argv[1], cairn_errormsg());
-        return 1;
-    }
-    struct table *t = cairn_root(pool, sizeof *t, 1);
+    struct table *t = open_table(argv[1]);
+    if (!t) return 1;
     char v[VALUE];
     memset(v, 1, sizeof v);
     raise(SIGUSR1);
     for (long i = 0; i < n; i++) {
-        uint64_t k = next() % RECORDS;
         v[0] = (char)i;
-        cairn_tx_begin(pool);
-        cairn_tx_add(t->v[k], VALUE);
-        memcpy(t->v[k], v, VALUE);
-        cairn_tx_commit();
+        update(t, next() % RECORDS, v);
     }
     raise(SIGUSR2);
-    return cairn_pool_close(pool) ? 1 : 0;
+    return close_table();
 }
-#endif
