@@ -47,6 +47,7 @@
 #include "internal.h"
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #define BIG_RANGE 4096u     /* ranges longer than this are tracked as ranges */
@@ -90,9 +91,39 @@ struct tx {
 };
 static CAIRN_TLS struct tx T;
 
+/* A thread's tx buffers (line set, range vectors) are freed when it exits:
+ * the first buffer a thread allocates registers it with tx_key. */
+static pthread_key_t tx_key;
+static pthread_once_t tx_key_once = PTHREAD_ONCE_INIT;
+
+static void tx_thread_exit(void *unused)
+{
+    (void)unused;
+    free(T.lkey);
+    free(T.lmask);
+    free(T.lused);
+    T.lkey = T.lmask = NULL;
+    T.lused = NULL;
+    T.lcap = T.lcount = 0;
+    struct vec *vs[] = { &T.big, &T.clob, &T.allocs, &T.fresh, &T.frees };
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        free(vs[i]->v);
+        memset(vs[i], 0, sizeof *vs[i]);
+    }
+}
+
+static void tx_key_create(void) { (void)pthread_key_create(&tx_key, tx_thread_exit); }
+
+static void tx_buffers_owned(void)
+{
+    pthread_once(&tx_key_once, tx_key_create);
+    (void)pthread_setspecific(tx_key, &T);
+}
+
 static int vpush(struct vec *v, const void *item, size_t sz)
 {
     if (v->n == v->cap) {
+        if (!v->cap) tx_buffers_owned();
         size_t cap = v->cap ? v->cap * 2 : 16;
         void *nv = realloc(v->v, cap * sz);
         if (!nv) return -1;
@@ -122,6 +153,7 @@ static inline size_t lhash(uint64_t key, size_t cap)
 
 static void lset_grow(void)
 {
+    if (!T.lcap) tx_buffers_owned();
     size_t ncap = T.lcap ? T.lcap * 2 : 1024;
     uint64_t *nk = calloc(ncap, 8), *nm = calloc(ncap, 8);
     uint32_t *nu = malloc(ncap / 2 * sizeof *nu);

@@ -4,6 +4,8 @@
  * that _exits in the middle: its stores are in the shared mapping (as after
  * a process kill), its volatile state is gone. */
 #include "harness.h"
+#include "internal.h"
+#include "poolcheck.h"
 
 struct node { uint64_t next; uint64_t val; };
 struct root { uint64_t head; uint64_t count; uint64_t spare; };
@@ -72,8 +74,13 @@ static void torn_tx_rolls_back(void)
     CHECK(rec.recovered == 1 && rec.transactions_rolled_back == 1 && rec.records_rolled_back >= 200);
     CHECK(rec.objects_reachable == 201);                 /* root + 200 nodes */
     CHECK(verify_list(p, 200));
-    /* everything the crash leaked is free again: 200 more fit in the same run */
     cairn_pool_close(p);
+    /* everything the crash leaked (the node outside the tx, the cycle) and
+     * the torn tx's node are free again: after the clean close the
+     * allocator holds exactly the 201 reachable objects */
+    struct t_check chk;
+    REQUIRE(t_check_pool(PATH, &chk) == 0);
+    CHECK(chk.errors == 0 && chk.reachable == 201 && chk.leaked == 0);
     p = cairn_pool_open(PATH, "rec");
     cairn_pool_recovery(p, &rec);
     CHECK(rec.recovered == 0);
