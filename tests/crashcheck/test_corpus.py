@@ -44,6 +44,8 @@ CORPUS = {
     "ring_order": "cc",
     "ack_before_durable": "cc",
     "valid_bit_16": "cairn-cc",
+    "clobber_needs_undo": "cc",
+    "log_retired_before_data": "cc",
 }
 
 
