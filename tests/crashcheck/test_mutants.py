@@ -33,7 +33,8 @@ CFLAGS = ["cc", "-O2", "-g", "-std=gnu11", f"-I{ROOT / 'include'}", f"-I{RUNTIME
 
 
 def compile_obj(src, out, define=None):
-    cmd = CFLAGS + ([f"-DCAIRN_MUTANT={define}"] if define else []) + ["-c", str(src), "-o", str(out)]
+    cmd = CFLAGS + ([f"-DCAIRN_MUTANT={define}"] if define else [])
+    cmd += ["-c", str(src), "-o", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return out
