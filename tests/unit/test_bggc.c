@@ -76,9 +76,9 @@ static int walk(cairn_pool *p, uint64_t *count)
 /* the mark's state, read under its lock (the thread writes it) */
 static int gc_state(cairn_pool *p)
 {
-    pthread_mutex_lock(&p->gc_lock);
-    int st = p->gc_state;
-    pthread_mutex_unlock(&p->gc_lock);
+    pthread_mutex_lock(&p->gc.lock);
+    int st = p->gc.state;
+    pthread_mutex_unlock(&p->gc.lock);
     return st;
 }
 
@@ -102,7 +102,7 @@ static void mutate_while_marking(void)
     int rounds = 0, overlapped = 0;
     uint64_t moved = 0, freed = 0, added = 0, hidden = 0;
     for (; rounds < 3000; rounds++) {
-        if (atomic_load(&p->gc_active)) overlapped++;
+        if (atomic_load(&p->gc.active)) overlapped++;
         else if (rounds > 200) break;
         CAIRN_TX(p) {
             /* move the second node of a to the head of b */
