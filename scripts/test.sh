@@ -59,11 +59,13 @@ scripts/ctest-gated.sh --test-dir build-asan -j2
 # malloc at fig4.c:55); same_output_as_clang and volatile_mix (UBSan:
 # volatile_mix.c:34); heap_libc (not yet diagnosed); names_what_it_points_at
 # and fault_in_the_pm_region (ASan's SIGSEGV handler reports before
-# cairn's explanation is checked).
+# cairn's explanation is checked); vector_store_scan_cannot_see_volatile_
+# pointers (ASan's fake stack puts locals outside the thread's stack, so
+# cairn names them "the heap or another mapping").
 san_pytest asan address,undefined tests/e2e tests/compiler/test_ir.py \
   tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/analyzer \
   --deselect 'tests/compiler/test_ir.py::test_ir[pointers-HOIST]' \
-  -k 'not (fig4 or same_output_as_clang or volatile_mix or heap_libc or names_what_it_points_at or fault_in_the_pm_region)'
+  -k 'not (fig4 or same_output_as_clang or volatile_mix or heap_libc or names_what_it_points_at or fault_in_the_pm_region or vector_store_scan_cannot_see_volatile_pointers)'
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 step "TSan"
