@@ -7,7 +7,7 @@
 #      tests (pytest: SIGKILL stress, cairn-cc, analyzer, benchmark smoke)
 #   2. ASan+UBSan full build, leak detection on: unit tests, and cairn-cc,
 #      its plugins, the analyzer and the programs cairn-cc builds
-#   3. TSan full build: every multi-threaded test
+#   3. TSan runtime build: every unit test but crashstates
 #   4. a short libFuzzer run over the pool-file parser
 # docs/testing.md says what each step covers and what it costs.
 set -euo pipefail
@@ -44,6 +44,10 @@ san_pytest() {  # name, sanitizers, pytest arguments...
     pytest "$@"
 }
 
+# Times measured on the shared 2-core machine at load 7-14 (several times
+# a dedicated machine's; docs/RESULTS.md): ASan build over 30 min from
+# scratch; unit tests 376 s without crashstates, crashstates 600 s (its
+# limit); pytest subset 182 + 20 + 332 s.
 step "ASan + UBSan"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
@@ -68,6 +72,8 @@ san_pytest asan address,undefined tests/e2e tests/compiler/test_ir.py \
   -k 'not (fig4 or same_output_as_clang or volatile_mix or heap_libc or names_what_it_points_at or fault_in_the_pm_region or vector_store_scan_cannot_see_volatile_pointers)'
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
+# Times at load 12-14: TSan runtime build 107 s, unit tests 1012 s wall
+# (134 s of CPU).
 step "TSan"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 # the runtime, its unit tests and the plain-C example (CAIRN_RUNTIME_ONLY)
