@@ -11,15 +11,15 @@ control) and against cairn-cc's, 30 rounds of 10 slices of uthash lookups:
     paired_slices.py uthash read 30 10 clang=./clang:dram clang2=./clang:dram cc=./cc:dram
 
 Prints each round's median ratios, then per build the median ns/op and the
-median (p25-p75) of the per-slice ratios."""
+median (p25-p75) of the per-slice ratios. Run it with the venv's python: it
+uses the `cairn` package installed there (scripts/install-deps.sh)."""
 import argparse
 import statistics
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
-from cairn.commands.cc import _quantile, _serve, _slice  # noqa: E402
+from cairn.argtypes import positive_int
+from cairn.paired import quantile, run_slice, serve
 
 
 def main():
@@ -27,11 +27,11 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("structure")
     ap.add_argument("workload")
-    ap.add_argument("rounds", type=int)
-    ap.add_argument("slices", type=int)
+    ap.add_argument("rounds", type=positive_int)
+    ap.add_argument("slices", type=positive_int)
     ap.add_argument("builds", nargs="+", metavar="NAME=BINARY:MODE")
-    ap.add_argument("--n", type=int, default=100000)
-    ap.add_argument("--ops", type=int, default=1000000)
+    ap.add_argument("--n", type=positive_int, default=100000)
+    ap.add_argument("--ops", type=positive_int, default=1000000)
     ap.add_argument("--cpu", default="1")
     ap.add_argument("--dir", default="/dev/shm")
     a = ap.parse_args()
@@ -46,12 +46,12 @@ def main():
     names = [b[0] for b in builds]
     times = {nm: [] for nm in names}
     for rnd in range(a.rounds):
-        procs = {nm: _serve(exe, mode, Path(a.dir) / f"paired-slices-{nm}.pool", cfg,
+        procs = {nm: serve(exe, mode, Path(a.dir) / f"paired-slices-{nm}.pool", cfg,
                             a.structure, a.workload) for nm, exe, mode in builds}
         try:
             for k in range(a.slices):
                 for nm in names[k % len(names):] + names[:k % len(names)]:
-                    times[nm].append(_slice(procs[nm]))
+                    times[nm].append(run_slice(procs[nm]))
         finally:
             for p in procs.values():
                 p.stdin.close()
@@ -63,8 +63,8 @@ def main():
     for nm in names:
         rs = [x / b for x, b in zip(times[nm], times[names[0]])]
         print(f"{nm:12s} median {statistics.median(times[nm]):9.1f} ns  ratio "
-              f"{statistics.median(rs):.3f} (p25 {_quantile(rs, 0.25):.3f} "
-              f"p75 {_quantile(rs, 0.75):.3f})")
+              f"{statistics.median(rs):.3f} (p25 {quantile(rs, 0.25):.3f} "
+              f"p75 {quantile(rs, 0.75):.3f})")
     for nm, _, _ in builds:
         (Path(a.dir) / f"paired-slices-{nm}.pool").unlink(missing_ok=True)
 

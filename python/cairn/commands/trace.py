@@ -11,6 +11,7 @@ import re
 import sys
 
 from cairn import trace
+from cairn.argtypes import whole_number
 
 
 def register(subparsers):
@@ -40,10 +41,7 @@ def register(subparsers):
 
 def _count(text):
     """argparse type: a whole number >= 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    v = whole_number(text)
     if v < 0:
         raise argparse.ArgumentTypeError(f"{v} is negative; give 0 or more")
     return v
