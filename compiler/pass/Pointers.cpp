@@ -473,15 +473,15 @@ void FunctionInstrumenter::instrumentPointerRead(Instruction *I) {
     ConvertedPhis.push_back({Phi, VA});
 }
 
-// cairn-merge-sign-null-tests. A load followed by its NULL test used to run
-// two tests on the common path: the sign test of the translation (is it
+// cairn-merge-sign-null-tests. A load followed by its NULL test needs two
+// tests on the common path: the sign test of the translation (is it
 // relative?) and the program's `p == NULL`. Both are answered by one signed
 // test, `v <= 0`: false means a virtual address that is not NULL, so that
 // path goes straight to the non-NULL side; true goes to a block that tells
 // NULL (to the NULL side) from relative (to the translation, whose result is
-// never NULL). On DRAM data each such load then costs what it costs in a
-// clang build (one test and branch); on PM data and for NULL the second
-// branch is the one the NULL test took before. Applies when the block after
+// never NULL). On DRAM data each such load costs what it costs in a clang
+// build (one test and branch); on PM data and for NULL the second branch is
+// the program's own NULL test. Applies when the block after
 // the translation holds only the merge (phis and the folded address) and
 // the NULL test with its branch; run after every other step (a later load
 // may split blocks, phis may be split).
