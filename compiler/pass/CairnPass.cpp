@@ -193,10 +193,18 @@ bool FunctionInstrumenter::run() {
       ++NumSignNullMerged;
 
   // 5. the register copies become registers; setjmps are watched
-  finishLocalCache(F);
-  finishLocalRegion();
+  promoteToRegisters(F, LocalKey, LocalD);
+  promoteToRegisters(F, LocalLo, LocalSize);
   bool Watched = watchSetjmps(F);
   return !Writes.empty() || !PointerReads.empty() || Watched || Routed;
+}
+
+void FunctionInstrumenter::promoteToRegisters(Function &F, AllocaInst *A, AllocaInst *B) {
+  if (!A)
+    return;
+  DominatorTree DT(F);
+  SmallVector<AllocaInst *, 2> As{A, B};
+  PromoteMemToReg(As, DT);
 }
 
 // A longjmp out of a transaction leaves it open (docs/compiler.md,

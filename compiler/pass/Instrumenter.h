@@ -161,7 +161,6 @@ private:
   AllocaInst *LocalLo = nullptr, *LocalSize = nullptr;
   void setUpLocalRegion();
   void refreshLocalRegion(IRBuilder<> &B);
-  void finishLocalRegion();
   Value *regionLo(IRBuilder<> &B);
   Value *emitInRegion(IRBuilder<> &B, Value *P);
   Value *regionCondition(Instruction *Before, Value *Addr, Where W);
@@ -199,6 +198,9 @@ private:
   bool routeLibcCalls(Function &F);
   // a longjmp out of a transaction (CairnPass.cpp)
   bool watchSetjmps(Function &F);
+  // a register copy's two slots (region bounds, cache), made SSA values
+  // once all their uses are in (CairnPass.cpp)
+  static void promoteToRegisters(Function &F, AllocaInst *A, AllocaInst *B);
 
   // ---- loaded pointers (Pointers.cpp) ----
   // loads of <N x ptr> (the vectorizers' loads of pointer arrays), also
@@ -210,7 +212,6 @@ private:
   AllocaInst *LocalKey = nullptr, *LocalD = nullptr;
   void setUpLocalCache(Function &F);
   void refreshLocalCache(IRBuilder<> &B);
-  void finishLocalCache(Function &F);
   void afterCallsThatMayChangeRuntime(Function &F, SmallVectorImpl<Instruction *> &After,
                                       bool CountKept);
   void instrumentPointerRead(Instruction *I);

@@ -136,15 +136,6 @@ void FunctionInstrumenter::afterCallsThatMayChangeRuntime(Function &F,
     }
 }
 
-void FunctionInstrumenter::finishLocalCache(Function &F) {
-  if (!LocalKey)
-    return;
-  DominatorTree DT(F);
-  SmallVector<AllocaInst *, 2> As{LocalKey, LocalD};
-  PromoteMemToReg(As, DT);
-  LocalKey = LocalD = nullptr;
-}
-
 CallInst *FunctionInstrumenter::callRa2VaMiss(IRBuilder<> &B, Value *Rel) {
   CallInst *C = B.CreateCall(Ra2VaMiss, {Rel});
   if (MissPreservesRegs) {

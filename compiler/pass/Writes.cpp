@@ -89,15 +89,6 @@ void FunctionInstrumenter::setUpLocalRegion() {
   }
 }
 
-void FunctionInstrumenter::finishLocalRegion() {
-  if (!LocalLo)
-    return;
-  DominatorTree RDT(Fn);
-  SmallVector<AllocaInst *, 2> As{LocalLo, LocalSize};
-  PromoteMemToReg(As, RDT);
-  LocalLo = LocalSize = nullptr;
-}
-
 Value *FunctionInstrumenter::regionCondition(Instruction *Before, Value *Addr,
                                           Where W) {
   if (W == Where::PM) {
