@@ -94,7 +94,7 @@ def add_bench_parser(sub, name):
     return b
 
 
-class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
+class _Raw(argparse.RawDescriptionHelpFormatter):
     pass
 
 
