@@ -121,7 +121,6 @@ std::pair<Value *, Value *> ModuleRuntime::sourceLocation(Instruction *I) {
 // ---- one function, phase by phase -------------------------------------------
 
 bool FunctionInstrumenter::run() {
-  Function &F = Fn;
   if (!shouldInstrument(F))
     return false;
   SmallVector<Instruction *, 32> Writes, PointerReads;
@@ -131,16 +130,16 @@ bool FunctionInstrumenter::run() {
   bool Opt = !F.hasOptNone();
 
   // 1. calls no write-set can size go to compiler/rt's wrappers
-  bool Routed = routeLibcCalls(F);
+  bool Routed = routeLibcCalls();
   // 2. where logs go: hoisted before loops, pointer stores whose
   //    conversion is hoisted, merged in a block, dominated by another
   if (ClHoistLoopLogs && LI && SE && DT)
-    hoistLoopLogs(F, *LI, *SE, *DT, Hoisted);
+    hoistLoopLogs(*LI, *SE, *DT, Hoisted);
   if (ClHoistConversions && ClInlineVa2Ra && LI && DT)
-    findInvariantPtrStores(F, *LI, *DT);
-  chooseInstructionsToInstrument(F, Writes, PointerReads, MergedAt, Covered, Hoisted);
+    findInvariantPtrStores(*LI, *DT);
+  chooseInstructionsToInstrument(Writes, PointerReads, MergedAt, Covered, Hoisted);
   if (ClElimDominatedLogs && Opt)
-    elimDominatedLogs(F, Writes, MergedAt, Covered, Hoisted, Dominated);
+    elimDominatedLogs(Writes, MergedAt, Covered, Hoisted, Dominated);
   KeepsLocalRegion = ClLocalRegion && Opt;
 
   // 3. the merged logs, then every write (Writes.cpp)
@@ -177,9 +176,9 @@ bool FunctionInstrumenter::run() {
 
   // 4. loaded pointers translated back (Pointers.cpp)
   if (!PointerReads.empty())
-    setUpLocalCache(F);
+    setUpLocalCache();
   if (ClFoldTranslation && ClPlainLoopChains && Opt)
-    findLoopCarriedReads(F, PointerReads);
+    findLoopCarriedReads(PointerReads);
   for (Instruction *I : PointerReads)
     instrumentPointerRead(I);
   for (Instruction *LI : VecPointerReads)
@@ -187,7 +186,7 @@ bool FunctionInstrumenter::run() {
   for (auto [Phi, VA] : ConvertedPhis)
     threadNullTest(Phi, VA);
   if (ClSplitPhis)
-    splitTranslatedPhis(F);
+    splitTranslatedPhis();
   for (const SignTest &T : SignTests)
     if (mergeSignNullTest(T))
       ++NumSignNullMerged;
@@ -195,7 +194,7 @@ bool FunctionInstrumenter::run() {
   // 5. the register copies become registers; setjmps are watched
   promoteToRegisters(F, LocalKey, LocalD);
   promoteToRegisters(F, LocalLo, LocalSize);
-  bool Watched = watchSetjmps(F);
+  bool Watched = watchSetjmps();
   return !Writes.empty() || !PointerReads.empty() || Watched || Routed;
 }
 
@@ -216,7 +215,7 @@ void FunctionInstrumenter::promoteToRegisters(Function &F, AllocaInst *A, Alloca
 // next begin stops with this setjmp's file:line instead of nesting into a
 // transaction that can never commit (an abort, or commits of the left
 // levels, clear the mark).
-bool FunctionInstrumenter::watchSetjmps(Function &F) {
+bool FunctionInstrumenter::watchSetjmps() {
   SmallVector<CallBase *, 4> Calls;
   for (Instruction &I : instructions(F))
     if (auto *CB = dyn_cast<CallBase>(&I))

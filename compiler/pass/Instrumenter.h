@@ -121,28 +121,28 @@ protected:
 class FunctionInstrumenter : ModuleRuntime {
 public:
   // LI/SE/DT may be null (no loop hoisting).
-  FunctionInstrumenter(const ModuleRuntime &MR, Function &F, LoopInfo *LI,
+  FunctionInstrumenter(const ModuleRuntime &MR, Function &Func, LoopInfo *LI,
                        ScalarEvolution *SE, DominatorTree *DT)
-      : ModuleRuntime(MR), Fn(F), LI(LI), SE(SE), DT(DT) {}
+      : ModuleRuntime(MR), F(Func), LI(LI), SE(SE), DT(DT) {}
   bool run();
 
 private:
-  Function &Fn;
+  Function &F;
   LoopInfo *LI;
   ScalarEvolution *SE;
   DominatorTree *DT;
 
   // ---- log placement (LogPlacement.cpp) ----
   void chooseInstructionsToInstrument(
-      Function &F, SmallVectorImpl<Instruction *> &Writes,
+      SmallVectorImpl<Instruction *> &Writes,
       SmallVectorImpl<Instruction *> &PointerReads,
       DenseMap<Instruction *, MergedLog> &MergedAt,
       DenseMap<Instruction *, Instruction *> &Covered,
       const std::map<Instruction *, MergedLog> &Hoisted);
-  void hoistLoopLogs(Function &F, LoopInfo &LI, ScalarEvolution &SE,
+  void hoistLoopLogs(LoopInfo &LI, ScalarEvolution &SE,
                      DominatorTree &DT,
                      std::map<Instruction *, MergedLog> &Hoisted);
-  void elimDominatedLogs(Function &F, ArrayRef<Instruction *> Writes,
+  void elimDominatedLogs(ArrayRef<Instruction *> Writes,
                          DenseMap<Instruction *, MergedLog> &MergedAt,
                          DenseMap<Instruction *, Instruction *> &Covered,
                          const std::map<Instruction *, MergedLog> &Hoisted,
@@ -187,7 +187,7 @@ private:
   // the hoisted conversion of a value before a loop: {relative or 0, region slot}
   DenseMap<std::pair<Loop *, Value *>, std::pair<Value *, Value *>> HoistedConv;
   std::pair<Value *, Value *> hoistedConversion(Loop *L, Value *Val);
-  void findInvariantPtrStores(Function &F, LoopInfo &LI, DominatorTree &DT);
+  void findInvariantPtrStores(LoopInfo &LI, DominatorTree &DT);
   void instrumentMemIntrinsic(MemIntrinsic *MI);
   void instrumentAtomic(Instruction *I);
   void instrumentWriteSetCall(CallBase *CB, const WSFunction &WF);
@@ -195,9 +195,9 @@ private:
   // conditional stores)
   void instrumentMaskedStore(IntrinsicInst *II);
   // the scanf family and strsep: calls go to compiler/rt's wrappers
-  bool routeLibcCalls(Function &F);
+  bool routeLibcCalls();
   // a longjmp out of a transaction (CairnPass.cpp)
-  bool watchSetjmps(Function &F);
+  bool watchSetjmps();
   // a register copy's two slots (region bounds, cache), made SSA values
   // once all their uses are in (CairnPass.cpp)
   static void promoteToRegisters(Function &F, AllocaInst *A, AllocaInst *B);
@@ -210,9 +210,9 @@ private:
   // and the offset D with va = rel + D, as allocas promoted to registers at
   // the end
   AllocaInst *LocalKey = nullptr, *LocalD = nullptr;
-  void setUpLocalCache(Function &F);
+  void setUpLocalCache();
   void refreshLocalCache(IRBuilder<> &B);
-  void afterCallsThatMayChangeRuntime(Function &F, SmallVectorImpl<Instruction *> &After,
+  void afterCallsThatMayChangeRuntime(SmallVectorImpl<Instruction *> &After,
                                       bool CountKept);
   void instrumentPointerRead(Instruction *I);
   void instrumentVectorPointerRead(Instruction *LI);
@@ -233,8 +233,8 @@ private:
   // phis that carry them (not split into (value, offset))
   SmallPtrSet<Instruction *, 8> LoopCarried;
   SmallPtrSet<PHINode *, 8> CarrierPhis;
-  void findLoopCarriedReads(Function &F, ArrayRef<Instruction *> Reads);
-  void splitTranslatedPhis(Function &F);
+  void findLoopCarriedReads(ArrayRef<Instruction *> Reads);
+  void splitTranslatedPhis();
   static void keepNullTestsOnBase(Value *VA, Value *Base);
 };
 

@@ -131,7 +131,7 @@ void ModuleRuntime::findCairnFreeFunctions(Module &M,
 // transaction cannot end before the loop does, so the early snapshot is as
 // good. The preheader always enters the loop, so the range is written.
 void FunctionInstrumenter::hoistLoopLogs(
-    Function &, LoopInfo &LI, ScalarEvolution &SE, DominatorTree &DT,
+    LoopInfo &LI, ScalarEvolution &SE, DominatorTree &DT,
     std::map<Instruction *, MergedLog> &Hoisted) {
   SCEVExpander Exp(SE, DL, "cairn.hoist");
   struct Candidate {
@@ -298,7 +298,7 @@ bool FunctionInstrumenter::noBarrierBetween(Instruction *E, Instruction *L,
 }
 
 void FunctionInstrumenter::elimDominatedLogs(
-    Function &F, ArrayRef<Instruction *> Writes,
+    ArrayRef<Instruction *> Writes,
     DenseMap<Instruction *, MergedLog> &MergedAt,
     DenseMap<Instruction *, Instruction *> &Covered,
     const std::map<Instruction *, MergedLog> &Hoisted,
@@ -402,7 +402,7 @@ void FunctionInstrumenter::mergeLogsInBlock(
 }
 
 void FunctionInstrumenter::chooseInstructionsToInstrument(
-    Function &F, SmallVectorImpl<Instruction *> &Writes,
+    SmallVectorImpl<Instruction *> &Writes,
     SmallVectorImpl<Instruction *> &PointerReads,
     DenseMap<Instruction *, MergedLog> &MergedAt,
     DenseMap<Instruction *, Instruction *> &Covered,

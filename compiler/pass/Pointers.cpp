@@ -76,7 +76,7 @@ void FunctionInstrumenter::refreshLocalCache(IRBuilder<> &B) {
   B.CreateStore(D, LocalD);
 }
 
-void FunctionInstrumenter::setUpLocalCache(Function &F) {
+void FunctionInstrumenter::setUpLocalCache() {
   LocalKey = LocalD = nullptr;
   if (!ClLocalRaCache || !ClInlineRa2Va || F.hasOptNone())
     return;
@@ -87,7 +87,7 @@ void FunctionInstrumenter::setUpLocalCache(Function &F) {
   LocalD = AB.CreateAlloca(Int64Ty, nullptr, "cairn.d");
   refreshLocalCache(AB);
   SmallVector<Instruction *, 16> After;
-  afterCallsThatMayChangeRuntime(F, After, /*CountKept=*/true);
+  afterCallsThatMayChangeRuntime(After, /*CountKept=*/true);
   for (Instruction *At : After) {
     IRBuilder<> B(At);
     refreshLocalCache(B);
@@ -104,8 +104,7 @@ void FunctionInstrumenter::setUpLocalCache(Function &F) {
 // expands them, often inside lookup loops. Nor (cairn-known-callees) one
 // that writes only its arguments' memory or is this file's function whose
 // calls are all such.
-void FunctionInstrumenter::afterCallsThatMayChangeRuntime(Function &F,
-                                                       SmallVectorImpl<Instruction *> &After,
+void FunctionInstrumenter::afterCallsThatMayChangeRuntime(SmallVectorImpl<Instruction *> &After,
                                                        bool CountKept) {
   for (Instruction &I : instructions(F))
     if (auto *CB = dyn_cast<CallBase>(&I)) {
@@ -247,8 +246,7 @@ void FunctionInstrumenter::keepNullTestsOnBase(Value *VA, Value *Base) {
 // measured 1.22x clang folded, 0.98x plain); left plain, the virtual path loads
 // through the value as loaded and only the relative path pays its add. The
 // carrying phis are not split (splitTranslatedPhis) for the same reason.
-void FunctionInstrumenter::findLoopCarriedReads(Function &F,
-                                             ArrayRef<Instruction *> Reads) {
+void FunctionInstrumenter::findLoopCarriedReads(ArrayRef<Instruction *> Reads) {
   DominatorTree DT(F);
   for (Instruction *I : Reads) {
     if (!isa<LoadInst>(I))
@@ -282,7 +280,7 @@ void FunctionInstrumenter::findLoopCarriedReads(Function &F,
 // a phi into a phi of bases and a phi of offsets (0 for a value that was not
 // translated) and re-add them after it, so the loads at the top of the loop
 // take [base + d + off] again. Repeated to a fixed point (phis of phis).
-void FunctionInstrumenter::splitTranslatedPhis(Function &F) {
+void FunctionInstrumenter::splitTranslatedPhis() {
   // the phis to split: those with a translated value or a phi to split
   // among their incoming values (found first, then split all at once, so
   // that cycles of phis become cycles of base and offset phis)
@@ -381,7 +379,6 @@ void FunctionInstrumenter::instrumentVectorPointerRead(Instruction *LI) {
   BasicBlock *Head = LI->getParent();
   Instruction *T = SplitBlockAndInsertIfThen(Any, cast<Instruction>(Any)->getNextNode(), false,
                                              Unlikely);
-  Function &F = *LI->getFunction();
   AllocaInst *Tmp;
   {
     IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());

@@ -74,9 +74,8 @@ void FunctionInstrumenter::refreshLocalRegion(IRBuilder<> &B) {
 }
 
 void FunctionInstrumenter::setUpLocalRegion() {
-  Function &F = Fn;
   SmallVector<Instruction *, 16> After;
-  afterCallsThatMayChangeRuntime(F, After, /*CountKept=*/false);
+  afterCallsThatMayChangeRuntime(After, /*CountKept=*/false);
   ++NumLocalRegion;
   BasicBlock &Entry = F.getEntryBlock();
   IRBuilder<> AB(&Entry, Entry.getFirstInsertionPt());
@@ -461,7 +460,7 @@ std::pair<Value *, Value *> FunctionInstrumenter::hoistedConversion(Loop *L, Val
 }
 
 // Pointer stores whose value is defined outside their innermost loop.
-void FunctionInstrumenter::findInvariantPtrStores(Function &F, LoopInfo &LI,
+void FunctionInstrumenter::findInvariantPtrStores(LoopInfo &LI,
                                                DominatorTree &DT) {
   for (Instruction &I : instructions(F)) {
     auto *SI = dyn_cast<StoreInst>(&I);
@@ -666,7 +665,6 @@ void FunctionInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
                               B.CreateVectorSplat(N, B.CreateSub(Hi, Lo)));
   Value *InPM = B.CreateOrReduce(B.CreateAnd(In, Mask));
   Value *Bits = B.CreateZExt(B.CreateBitCast(Mask, B.getIntNTy(N)), Int64Ty);
-  Function &F = *II->getFunction();
   IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());
   AllocaInst *AddrTmp = AB.CreateAlloca(PVT, nullptr, "cairn.lanes");
   bool Pointers = ElTy->isPointerTy();
@@ -777,7 +775,7 @@ static const LibcWrapper LibcWrappers[] = {
     {"strsep", "cairn_cc__strsep", UINT_MAX, 0},
 };
 
-bool FunctionInstrumenter::routeLibcCalls(Function &F) {
+bool FunctionInstrumenter::routeLibcCalls() {
   SmallVector<std::pair<CallInst *, const LibcWrapper *>, 4> Calls;
   for (Instruction &I : instructions(F)) {
     auto *CI = dyn_cast<CallInst>(&I);
