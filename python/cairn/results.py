@@ -292,7 +292,28 @@ def block_table(root, path, key, *columns):
     return "\n".join(lines) + "\n"
 
 
+def block_cxx_bench(root, path):
+    """bench/cxx/run.py's table: the three builds and the PM goal's verdict."""
+    d = _load(root, path)
+    lines = ["| workload | volatile s | cairn-c++ DRAM s | ratio (min-max) | cairn-c++ PM s "
+             "| ratio (min-max) | PM <= %gx |" % d["goal"], "|---|---:|---:|---:|---:|---:|---|"]
+    for r in d["rows"]:
+        lines.append(
+            f"| {r['workload']} | {r['volatile s']:.4f} | {r['cairn-c++ DRAM s']:.4f} "
+            f"| {r['cairn-c++ DRAM ratio']:.2f}x ({r['cairn-c++ DRAM min']:.2f}-"
+            f"{r['cairn-c++ DRAM max']:.2f}) | {r['cairn-c++ PM s']:.4f} "
+            f"| {r['cairn-c++ PM ratio']:.2f}x ({r['cairn-c++ PM min']:.2f}-"
+            f"{r['cairn-c++ PM max']:.2f}) | "
+            f"{verdict(r['cairn-c++ PM min'], r['cairn-c++ PM max'], d['goal'], 'lower')} |")
+    lines += ["", f"PM against volatile, geometric mean of the medians: "
+              f"{d['pm_ratio_geomean']:.2f}x (goal <= {d['goal']:g}x: "
+              f"{'met' if d['pm_ratio_geomean'] <= d['goal'] else 'NOT met'}); the port changes "
+              f"{d['changed_lines']} code lines (+) and {d['removed_lines']} (-) of the original."]
+    return "\n".join(lines) + "\n"
+
+
 BLOCKS = {
+    "cxx-bench": block_cxx_bench,
     "value": block_value,
     "table": block_table,
     "provenance": block_provenance,
