@@ -24,6 +24,8 @@ import re
 import statistics
 import subprocess
 
+from cairn.paired import quantile
+
 BLOCK = re.compile(r"<!-- results: (?P<spec>[^>]*?) -->(?P<nl>\n?)(?P<body>.*?)<!-- /results -->",
                    re.S)
 
@@ -45,13 +47,6 @@ def verdict(lo, hi, goal, better="higher"):
         if lo > goal:
             return "NOT met"
     return "not shown"
-
-
-def quantile(xs, q):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    i = int(k)
-    return xs[i] if i + 1 >= len(xs) else xs[i] + (xs[i + 1] - xs[i]) * (k - i)
 
 
 def _load(root, path):
