@@ -163,7 +163,7 @@ static int sync_visit(void *ctx, uint64_t off, const uint64_t *from)
 
 int cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes)
 {
-    if (load_table(pool)) return -1;
+    if (load_table(pool) || cairn__root_check(pool, false)) return -1;
     struct sync_mark m = { .pool = pool };
     uint64_t used = 0, nobj;
     const uint64_t tag = pool_tag(pool);
@@ -526,7 +526,7 @@ static void *gc_main(void *arg)
 
 int cairn__gc_start(cairn_pool *pool)
 {
-    if (load_table(pool)) return -1;
+    if (load_table(pool) || cairn__root_check(pool, false)) return -1;
     pool->gc_nchunks = pool->nchunks;
     pool->ck_old = calloc(pool->nchunks ? pool->nchunks : 1, 1);
     if (!pool->ck_old) goto oom;

@@ -272,6 +272,8 @@ static inline uint64_t cairn__off(const cairn_pool *pool, const void *p)
 }
 int  cairn__header_check(const void *map, uint64_t file_size, const char *layout,
                          char *why, size_t whylen);
+uint64_t cairn__hdr_checksum(const struct pool_hdr *h);      /* over the fields before it */
+uint64_t cairn__state_checksum(const struct pool_state *s);  /* over the fields before it */
 int  cairn__state_read(const char *base, struct pool_state *out);
 /* -1 (why filled) when the state copies prove the file damaged: a copy
  * fails its checksum in a pool that was closed cleanly */
@@ -295,6 +297,7 @@ uint64_t cairn__heap_chunks(const struct pool_hdr *h, uint64_t size);
 int   cairn__heap_init(cairn_pool *pool);              /* volatile structures */
 void  cairn__heap_fini(cairn_pool *pool);
 int   cairn__heap_load_clean(cairn_pool *pool);        /* from bitmaps */
+int   cairn__root_check(cairn_pool *pool, bool allocated);   /* -1 (error set): corrupt root record */
 int   cairn__heap_grow(cairn_pool *pool);        /* after pool->size grew */
 void  cairn__heap_write_back(cairn_pool *pool);        /* bitmaps + table, at close */
 void *cairn__alloc_raw(cairn_pool *pool, size_t size, size_t *usable); /* not zeroed, not flushed */
