@@ -56,7 +56,7 @@ run_target() {
   CAIRN_PMEM_FORCE=1 ASAN_OPTIONS=detect_leaks=0 "$@" -max_total_time="$t" -timeout=60 \
     -print_final_stats=1 -rss_limit_mb=4096 -artifact_prefix="$out/crashes/$name-" \
     "$out/corpus/$name" "tests/fuzz/corpus/$name" > "$out/$name.log" 2>&1 || rc=$?
-  grep -E '^(stat::number_of_executed_units|stat::new_units_added|#[0-9]+ +DONE)' "$out/$name.log" || true
+  grep -E '^(stat::number_of_executed_units|stat::new_units_added|#[0-9]+[[:space:]]+DONE)' "$out/$name.log" || true
   if [ "$rc" -ne 0 ]; then
     echo "fuzz.sh: target $name FAILED (exit $rc); the end of $out/$name.log:" >&2
     tail -n 30 "$out/$name.log" >&2
@@ -76,8 +76,8 @@ if [ "$mode" = coverage ]; then
     CAIRN_PMEM_FORCE=1 ASAN_OPTIONS=detect_leaks=0 "$out/$v" -runs="$secs" -seed=1 -timeout=60 \
       -print_final_stats=1 -rss_limit_mb=4096 -artifact_prefix="$out/crashes/$v-" \
       "$out/cov-$v" tests/fuzz/corpus/pool > "$out/cov-$v.log" 2>&1 || { failed+=("$v"); }
-    init=$(grep -E '^#[0-9]+ +INITED' "$out/cov-$v.log" | head -n 1)
-    done_=$(grep -E '^#[0-9]+ +DONE' "$out/cov-$v.log" | tail -n 1)
+    init=$(grep -E '^#[0-9]+[[:space:]]+INITED' "$out/cov-$v.log" | head -n 1 || true)
+    done_=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$out/cov-$v.log" | tail -n 1 || true)
     echo "$v: after the seeds: ${init#*INITED }"
     echo "$v: after $secs inputs ($(( $(date +%s) - start )) s): ${done_#*DONE }"
   done
