@@ -302,3 +302,6 @@ void cairn__install_segv_handler(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &previous_segv);
 }
+
+uint32_t cairn_pool_id(const cairn_pool *pool) { return pool->id; }
+cairn_pool *cairn_pool_by_id(uint32_t id) { return cairn__pool_by_id(id); }

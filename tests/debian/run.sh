@@ -14,32 +14,90 @@
 #   bzip2    bzip2 1.0.8-5          make test: 3 compressions, 3 decompressions
 #   pcre2    pcre2 10.42-1          make check: RunTest, RunGrepTest, POSIX test
 #                                   (8-bit library, JIT off)
+#   tinyxml2 tinyxml2 9.0.0-1       xmltest (its own suite, C++, built by
+#                                   cairn-c++ --persistent-heap)
 #   jq       jq 1.6-2.1+deb12u2     tests/jqtest, shtest, utf8test, base64test,
 #                                   optionaltest (built without autotools); its
 #                                   jqtest failure (1 run in 3) was fixed in
 #                                   session 10; 11/11 runs passed since
 #
-# Sources come from deb.debian.org through apt-get source with a private
-# apt configuration (deb-src lines, package lists and downloads under the
-# cache), so the machine's own apt setup is neither needed nor touched.
-# The cache is $CAIRN_DEBIAN_CACHE, default $CAIRN_BUILD/debian; downloads
-# are kept there, packages are unpacked afresh for every run. Logs:
-# CACHE/logs/PACKAGE.log. Environment: CAIRN_BUILD (default ./build),
-# CAIRN_DEBIAN_MIRROR (default http://deb.debian.org/debian),
-# CAIRN_DEBIAN_SUITE (default: this system's codename, else bookworm).
+# Sources come through apt-get source from the Debian archive that the
+# machine's own apt configuration uses for SUITE's main component (its
+# /etc/apt/sources.list and sources.list.d/*.list lines and deb822
+# *.sources files), with a private apt configuration (deb-src lines,
+# package lists and downloads under the cache), so the machine's apt setup
+# is read but never changed. The cache is $CAIRN_DEBIAN_CACHE, default
+# $CAIRN_BUILD/debian; downloads are kept there, packages are unpacked
+# afresh for every run. Logs: CACHE/logs/PACKAGE.log. Environment:
+# CAIRN_BUILD (default ./build), CAIRN_DEBIAN_MIRROR (the archive's URI;
+# default: from the apt configuration), CAIRN_DEBIAN_SUITE (default: this
+# system's codename, else bookworm), CAIRN_APT_ETC (the apt configuration
+# directory read, default /etc/apt).
+#
+#   tests/debian/run.sh --mirror   print the archive and suite it would use
 #
 # Prints one line per package: PASS/FAIL, tests passed, seconds. Exits 1
 # when any package fails, including when its source cannot be fetched.
 # A heap file left in /dev/shm by the suites is a failure too.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${CAIRN_BUILD:-$root/build}" && pwd) || { echo "no build directory"; exit 2; }
-cc="$build/compiler/cairn-cc"
-[ -x "$cc" ] || { echo "debian: $cc is not built"; exit 2; }
-cache=${CAIRN_DEBIAN_CACHE:-$build/debian}
-mirror=${CAIRN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# apt_mirror SUITE: the URI of the first archive in the machine's apt
+# configuration that serves SUITE with the main component (apt's own order:
+# sources.list, then sources.list.d/ by name; disabled deb822 entries
+# skipped); nothing when there is none.
+apt_mirror() {
+    local etc=${CAIRN_APT_ETC:-/etc/apt} f
+    for f in "$etc/sources.list" "$etc"/sources.list.d/*.list "$etc"/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        case $f in
+        *.sources) awk -v suite="$1" '
+            function has(list, word,   n, i, w) {
+                n = split(list, w, /[ \t]+/)
+                for (i = 1; i <= n; i++) if (w[i] == word) return 1
+                return 0
+            }
+            function flush() {
+                if ((has(f["types"], "deb") || has(f["types"], "deb-src")) &&
+                    has(f["suites"], suite) && has(f["components"], "main") &&
+                    tolower(f["enabled"]) != "no") {
+                    sub(/^[ \t]+/, "", f["uris"]); split(f["uris"], u, /[ \t]+/)
+                    print u[1]; found = 1; exit
+                }
+                delete f
+            }
+            /^#/ { next }
+            /^[ \t]*$/ { flush(); next }
+            /^[ \t]/ { sub(/^[ \t]+/, ""); f[key] = f[key] " " $0; next }
+            { key = tolower(substr($0, 1, index($0, ":") - 1))
+              f[key] = substr($0, index($0, ":") + 1); sub(/^[ \t]+/, "", f[key]) }
+            END { if (!found) flush() }' "$f" ;;
+        *) awk -v suite="$1" '
+            { sub(/#.*/, ""); gsub(/\[[^]]*\]/, "") }
+            ($1 == "deb" || $1 == "deb-src") && $3 == suite {
+                for (i = 4; i <= NF; i++) if ($i == "main") { print $2; exit }
+            }' "$f" ;;
+        esac
+    done | head -n 1
+}
+
 suite=${CAIRN_DEBIAN_SUITE:-$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-bookworm}")}
 [ -n "$suite" ] || suite=bookworm
+mirror=${CAIRN_DEBIAN_MIRROR:-$(apt_mirror "$suite")}
+if [ -z "$mirror" ]; then
+    echo "debian: no archive for $suite main in ${CAIRN_APT_ETC:-/etc/apt}/sources.list*;" \
+         "set CAIRN_DEBIAN_MIRROR to the Debian archive's URI" >&2
+    exit 2
+fi
+if [ "${1:-}" = --mirror ]; then
+    echo "$mirror $suite"
+    exit 0
+fi
+build=$(cd "${CAIRN_BUILD:-$root/build}" && pwd) || { echo "no build directory"; exit 2; }
+cc="$build/compiler/cairn-cc"
+cxx="$build/compiler/cairn-c++"
+[ -x "$cc" ] || { echo "debian: $cc is not built"; exit 2; }
+cache=${CAIRN_DEBIAN_CACHE:-$build/debian}
 export CAIRN_PMEM_FORCE=${CAIRN_PMEM_FORCE:-1}
 jobs=2
 mkdir -p "$cache"/{apt/lists/partial,apt/archives/partial,src,work,logs}
@@ -183,7 +241,20 @@ build_jq() {
     echo "$passed $total"
 }
 
-all_pkgs=(zlib jansson expat bzip2 pcre2 jq)
+# tinyxml2: C++ (cairn-c++); xmltest prints "Pass N, Fail M" and exits non-zero
+# when anything failed
+build_tinyxml2() {
+    "$cxx" --persistent-heap -O2 -g tinyxml2.cpp xmltest.cpp -o xmltest || return 1
+    mkdir -p resources/out
+    ./xmltest
+    local rc=$? pass fail
+    read -r pass fail < <(sed -n 's/^Pass \([0-9]*\), Fail \([0-9]*\).*/\1 \2/p' "$log" | tail -n 1)
+    [ -n "$pass" ] || return 1
+    [ $rc -eq 0 ] || fail=$((fail > 0 ? fail : 1))
+    echo "$pass $((pass + fail))"
+}
+
+all_pkgs=(zlib jansson expat bzip2 pcre2 jq tinyxml2)
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=("${all_pkgs[@]}")
 heaps_before=$(ls /dev/shm/cairn-heap-*.pool 2>/dev/null | sort)
