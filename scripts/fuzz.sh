@@ -81,6 +81,9 @@ if [ "$mode" = coverage ]; then
     echo "$v: after the seeds: ${init#*INITED }"
     echo "$v: after $secs inputs ($(( $(date +%s) - start )) s): ${done_#*DONE }"
   done
+  python3 tests/fuzz/coverage_json.py "$out/coverage.json" "scripts/fuzz.sh --coverage $secs" \
+    "fix-up=$out/cov-fuzz_pool.log" "no fix-up=$out/cov-fuzz_pool_nofix.log" &&
+    echo "fuzz.sh: $out/coverage.json written (tests/fuzz/coverage.json is the committed one)"
 else
   pool_s=$((secs * 6 / 10)); wset_s=$((secs * 2 / 10)); trace_s=$((secs - pool_s - wset_s))
   [ "$pool_s" -ge 1 ] && [ "$wset_s" -ge 1 ] && [ "$trace_s" -ge 1 ] ||

@@ -63,16 +63,27 @@ def main():
     ap.add_argument("report", nargs="+")
     ap.add_argument("--min-confidence", type=float, default=0.0)
     ap.add_argument("--truth", default=str(TRUTH))
+    ap.add_argument("--json", metavar="OUT", help="also write the scores (docs/RESULTS.md's table)")
     a = ap.parse_args()
     truth = load_truth(a.truth)
+    rows = []
     for r in a.report:
         try:
-            s = score(json.loads(Path(r).read_text()), truth, a.min_confidence)
+            rep = json.loads(Path(r).read_text())
+            s = score(rep, truth, a.min_confidence)
         except Unlabelled as e:
             sys.exit(f"redis_truth: {r}: {e}")
+        rows.append({"report": Path(r).name, "mode": rep.get("mode"),
+                     "min_confidence": a.min_confidence,
+                     **{k: s[k] for k in ("reported", "tp", "fp", "fn", "precision", "recall")},
+                     "seconds": (rep.get("stats") or {}).get("seconds")})
         print(f"{r}: reported {s['reported']}, TP {s['tp']}, FP {s['fp']}, FN {s['fn']}, "
               f"precision {s['precision']}, recall {s['recall']}"
               + (f"; missed {', '.join(s['missed'])}" if s["missed"] else ""))
+    if a.json:
+        Path(a.json).write_text(json.dumps(
+            {"command": "python3 tests/analyzer/redis_truth.py " + " ".join(sys.argv[1:]),
+             "rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
