@@ -148,31 +148,42 @@ static void fix_identity(struct templ *t, uint64_t id)
     for (unsigned l = 0; l < CAIRN_NLANES; l++) lane_walk(t->bytes, t->used, h, l, t->valid[l], true);
 }
 
+/* a new 8 MiB pool at tp with a 64-byte root */
+static cairn_pool *fresh(const char *tp, uint64_t **root)
+{
+    unlink(tp);
+    cairn_pool *p = cairn_pool_create(tp, "fuzz", 8 * MB);
+    if (!p || !(*root = cairn_root(p, 64, 99))) abort();
+    return p;
+}
+
+/* t is the file as a kill inside the open transaction leaves it */
+static void killed_in_tx(struct templ *t, cairn_pool *p, const char *tp, size_t size)
+{
+    snapshot(t, tp, size);
+    cairn_tx_abort();
+    cairn_pool_close(p);
+    unlink(tp);
+}
+
 static void make_templates(void)
 {
     char tp[256];
     snprintf(tp, sizeof tp, "/dev/shm/cairn-fuzz-tmpl-%d.pool", (int)getpid());
     snprintf(path, sizeof path, "/dev/shm/cairn-fuzz-%d.pool", (int)getpid());
-    unlink(tp);
+    uint64_t *root;
 
     /* 0: killed in a small transaction */
-    cairn_pool *p = cairn_pool_create(tp, "fuzz", 8 * MB);
-    if (!p) abort();
-    uint64_t *root = cairn_root(p, 64, 99);
+    cairn_pool *p = fresh(tp, &root);
     for (int i = 0; i < 20; i++)
         CAIRN_TX(p) { push(p, root, 16 + 16 * (size_t)(i % 4)); }
     cairn_tx_begin(p);
     cairn_tx_add(root, 64);
     root[1] = 5;
-    snapshot(&templ[0], tp, 8 * MB);
-    cairn_tx_abort();
-    cairn_pool_close(p);
-    unlink(tp);
+    killed_in_tx(&templ[0], p, tp, 8 * MB);
 
     /* 1: closed cleanly, many objects, one large */
-    p = cairn_pool_create(tp, "fuzz", 8 * MB);
-    if (!p) abort();
-    root = cairn_root(p, 64, 99);
+    p = fresh(tp, &root);
     static const size_t sizes[8] = { 16, 24, 40, 64, 100, 200, 500, 1500 };
     for (int i = 0; i < 400; i++) {
         uint64_t *o = push(p, root, sizes[i % 8]);
@@ -182,12 +193,9 @@ static void make_templates(void)
     memset(big + 1, 0x5a, 64);
     cairn_pool_close(p);
     snapshot(&templ[1], tp, 8 * MB);
-    unlink(tp);
 
     /* 2: grown, killed in a transaction whose log leaves its lane */
-    p = cairn_pool_create(tp, "fuzz", 8 * MB);
-    if (!p) abort();
-    root = cairn_root(p, 64, 99);
+    p = fresh(tp, &root);
     if (cairn_pool_grow(p, 16 * MB)) abort();
     root = cairn_root(p, 64, 99);
     uint64_t *blob = push(p, root, 40 << 10);
@@ -196,15 +204,10 @@ static void make_templates(void)
     cairn_tx_add(blob, 40 << 10);      /* 40 KiB of undo: two extension blocks */
     memset(blob + 1, 0x77, (40 << 10) - 8);
     push(p, root, 2 << 20);           /* a large object allocated in the transaction */
-    snapshot(&templ[2], tp, 16 * MB);
-    cairn_tx_abort();
-    cairn_pool_close(p);
-    unlink(tp);
+    killed_in_tx(&templ[2], p, tp, 16 * MB);
 
     /* 3: killed outside a transaction: a long list, and objects nothing reaches */
-    p = cairn_pool_create(tp, "fuzz", 8 * MB);
-    if (!p) abort();
-    root = cairn_root(p, 64, 99);
+    p = fresh(tp, &root);
     for (int i = 0; i < 300; i++) push(p, root, 32);
     for (int i = 0; i < 50; i++) {
         uint64_t *o = cairn_alloc(p, 64);

@@ -14,8 +14,9 @@ trace: traces of BUILD_DIR/examples/kvstore and kvstore_cc (CAIRN_TRACE),
 whole and cut where a crash could cut them. wset: compiler/wset/libc.wset,
 whole and one declaration per seed.
 
-The corpus is regenerated whole (old seeds removed); the inputs are
-deterministic given the pools, whose ids and times differ per run.
+The corpus is regenerated whole (old seeds removed). The pool seeds are
+the same on every run (fuzz_pool.c fixes its pools' ids and times); the
+traces carry the traced run's process id and clock.
 """
 import os
 import shutil
