@@ -37,7 +37,8 @@ foreach(t cairn_obj cairn-pool cairn-analyze cairn-cc CairnPass CairnTypeId
   endif()
 endforeach()
 
-# --- runtime: libcairn (shared, versioned soname; and static), cairn.h, cairn-pool
+# --- runtime: libcairn (shared, versioned soname; and static), cairn.h, cairn-pool,
+# cairn-crashcheck
 install(TARGETS cairn
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP COMPONENT runtime)
 install(TARGETS cairn
@@ -46,6 +47,7 @@ install(TARGETS cairn_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONE
 install(FILES ${PROJECT_SOURCE_DIR}/include/cairn.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(TARGETS cairn-pool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(TARGETS cairn-crashcheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
 
 # --- cairn-cc and its parts (found relative to bin/cairn-cc) ---------------
 if(TARGET cairn-cc)
@@ -83,6 +85,11 @@ endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/cairn
   DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/python COMPONENT dev
   PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+# the trace reader takes the record types (trace_types.h) and the pool
+# layout from the runtime's headers, beside the package when installed
+file(GLOB _cairn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/*.h)
+install(FILES ${_cairn_runtime_headers}
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/python/cairn COMPONENT dev)
 file(RELATIVE_PATH _py_from_bin ${CMAKE_INSTALL_FULL_BINDIR}
      ${CMAKE_INSTALL_FULL_DATADIR}/cairn/python)
 configure_file(${CAIRN_PKG_DIR}/cairn-cli.in ${CMAKE_BINARY_DIR}/packaging/cairn @ONLY)
