@@ -1,0 +1,404 @@
+"""`cairn bench ycsb`: YCSB over legacy data structures, three builds each.
+
+Every structure in bench/ycsb/ is an ordinary volatile C file (NAME.c) with
+two ports: NAME_cairn.c (pool, root, cairn_alloc/cairn_free and CAIRN_TX
+around each update; compiled by cairn-cc) and NAME_pmemobj.c (libpmemobj
+written by hand: TOID, TX_ADD of what changes, pmemobj_tx_alloc). The
+driver bench/ycsb/ycsb.c loads the records and runs the workloads in one
+process per build; this module runs the builds of a cell one after the
+other in every round, rotating their order from round to round, so that
+paired runs are moments apart on this shared machine, and reports:
+
+  - throughput (median over rounds) and p50/p99 latency per workload;
+  - per round, the ratio cairn/libpmemobj and volatile/cairn of throughput;
+    their median and spread (min-max over rounds); a ratio whose rounds do
+    not all fall on the same side of 1.0 is "not shown";
+  - the lines each port changes against the original (comments, blank
+    lines and indentation ignored; a changed line counts once);
+  - PNG plots in the style of Breeze Fig. 10 (throughput and latency per
+    workload, one bar per build).
+
+Pools live on --dir (default /dev/shm) with CAIRN_PMEM_FORCE=1 and
+PMEM_IS_PMEM_FORCE=1 (user-space flushes on both sides).
+"""
+import argparse
+import difflib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cairn import paths
+from cairn.argtypes import positive_int
+
+try:
+    from tqdm import tqdm
+except ImportError:  # a progress bar is a nicety, not a dependency of results
+    tqdm = None
+
+STRUCTURES = ("btree", "cuckoo", "chash")
+ORDERED = {"btree"}
+BUILDS = ("volatile", "cairn", "pmemobj")
+WORKLOADS = ("A", "B", "C", "F", "D", "E")   # run in this order on the loaded data
+DISTS = ("default", "uniform", "zipfian", "latest")
+FORCE_ENV = {"CAIRN_PMEM_FORCE": "1", "PMEM_IS_PMEM_FORCE": "1"}
+# issue 19's goals, shown next to the measured ratios, never asserted
+GOAL_WRITE = {1024: 2.0, 8: 2.5}   # cairn/pmemobj on A and F
+GOAL_READ = 1.1                    # volatile/cairn on C
+GOAL_LINES = 10
+
+DEFAULT = dict(records=20000, ops=20000, rounds=3)
+FULL = dict(records=10_000_000, ops=10_000_000, rounds=3)   # Breeze: 10 M 1 KB records
+QUICK = dict(records=2000, ops=2000, rounds=1)
+
+
+def add_parser(sub):
+    """`cairn bench ycsb`, added to `cairn bench` by commands/bench.py."""
+    p = sub.add_parser(
+        "ycsb", help="YCSB on legacy data structures: volatile vs cairn-cc vs libpmemobj",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--structures", type=_subset("structure", STRUCTURES),
+                   default=list(STRUCTURES), metavar="S[,S...]",
+                   help=f"from {', '.join(STRUCTURES)} (default all)")
+    p.add_argument("--workloads", type=_subset("workload", WORKLOADS), default=list(WORKLOADS),
+                   metavar="W[,W...]", help="from A,B,C,D,E,F (default all; E on ordered "
+                   "structures only)")
+    p.add_argument("--value-sizes", type=_ints("value size"), default=[8, 1024],
+                   metavar="B[,B...]", help="value bytes (default 8,1024)")
+    p.add_argument("--threads", type=_ints("thread count"), default=[1, 2], metavar="T[,T...]",
+                   help="threads (default 1,2; a lock around the structure when more than 1)")
+    p.add_argument("--dists", type=_subset("distribution", DISTS), default=["default"],
+                   metavar="D[,D...]", help="key choosers: default (each workload's own: "
+                   "zipfian, D latest), uniform, zipfian, latest")
+    p.add_argument("--builds", type=_subset("build", BUILDS), default=list(BUILDS),
+                   metavar="B[,B...]", help="from volatile,cairn,pmemobj (default all)")
+    p.add_argument("--records", type=positive_int, help=f"records loaded (default "
+                   f"{DEFAULT['records']}; --full {FULL['records']})")
+    p.add_argument("--ops", type=positive_int, help=f"operations per workload (default "
+                   f"{DEFAULT['ops']}; --full {FULL['ops']})")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="multiply records and operations by this (default 1)")
+    p.add_argument("--rounds", type=positive_int, help="paired rounds (default 3)")
+    p.add_argument("--full", action="store_true",
+                   help="the papers' sizes: 10 M records, 10 M operations per workload")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, one round: proves it runs")
+    p.add_argument("--seed", type=int, default=1, help="the driver's seed (default 1)")
+    p.add_argument("--json", metavar="FILE", help="write every measurement as JSON")
+    p.add_argument("--plots", metavar="DIR", help="write PNG plots (Breeze Fig. 10 style) here")
+    p.add_argument("--dir", default="/dev/shm", help="where the pools go (default /dev/shm)")
+    p.set_defaults(func=run)
+    return p
+
+
+def _subset(what, allowed):
+    def parse(text):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        bad = [t for t in items if t not in allowed]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {', '.join(map(repr, bad)) or repr(text)} "
+                f"(choose from {', '.join(allowed)})")
+        return [a for a in allowed if a in items]
+    return parse
+
+
+def _ints(what):
+    def parse(text):
+        out = []
+        for t in text.split(","):
+            try:
+                v = int(t)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{what} {t!r} is not a whole number")
+            if v < 1:
+                raise argparse.ArgumentTypeError(f"{what} {v}: each must be at least 1")
+            out.append(v)
+        return out
+    return parse
+
+
+def binary(structure, build):
+    return paths.build_dir() / "bench" / "ycsb" / f"ycsb-{structure}-{build}"
+
+
+# ---- changed lines ----------------------------------------------------------
+
+def _code_lines(text):
+    """The source's lines of code: comments and blank lines dropped,
+    indentation and inner runs of blanks ignored."""
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def changed_lines(original, port):
+    """Lines a port changes against its original: a replaced block counts
+    the longer of its two sides, an added or deleted block its length."""
+    a, b = _code_lines(original), _code_lines(port)
+    n = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            n += max(i2 - i1, j2 - j1)
+    return n
+
+
+def line_counts(structures=STRUCTURES):
+    src = paths.SOURCE_ROOT / "bench" / "ycsb"
+    out = []
+    for s in structures:
+        orig = (src / f"{s}.c").read_text()
+        row = {"structure": s, "original_lines": len(_code_lines(orig))}
+        for port in ("cairn", "pmemobj"):
+            row[port] = changed_lines(orig, (src / f"{s}_{port}.c").read_text())
+        out.append(row)
+    return out
+
+
+# ---- running ------------------------------------------------------------------
+
+def run_driver(structure, build, pool, records, ops, workloads, value_size, threads, dist,
+               seed=1, extra=()):
+    """One process of one build: load, then the workloads. Returns its rows."""
+    exe = binary(structure, build)
+    if not exe.exists():
+        raise SystemExit(f"cairn: {exe.name} is not built in {exe.parent}; "
+                         f"run scripts/build.sh (or set CAIRN_BUILD)")
+    with tempfile.NamedTemporaryFile("r", suffix=".json") as out:
+        cmd = [str(exe), "--pool", str(pool), "--records", str(records), "--ops", str(ops),
+               "--workloads", ",".join(["LOAD", *workloads]) if workloads else "",
+               "--value-size", str(value_size), "--threads", str(threads),
+               "--dist", dist, "--seed", str(seed), "--json", out.name, *extra]
+        if not workloads:
+            del cmd[cmd.index("--workloads"):cmd.index("--workloads") + 2]
+        r = subprocess.run(cmd, capture_output=True, text=True,
+                           env=dict(os.environ, **FORCE_ENV))
+        if r.returncode:
+            raise SystemExit(f"cairn: ycsb-{structure}-{build} failed (exit {r.returncode}):\n"
+                             f"  {' '.join(cmd)}\n{r.stderr.strip()}")
+        rows = json.loads(out.read())
+    m = re.search(r"ycsb: keys (\d+)", r.stderr)
+    for row in rows:
+        row["keys"] = int(m.group(1)) if m else None
+    return rows
+
+
+def _cells(args):
+    for s in args.structures:
+        for v in args.value_sizes:
+            for t in args.threads:
+                for d in args.dists:
+                    yield s, v, t, d
+
+
+def run(args):
+    sizes = dict(QUICK if args.quick else FULL if args.full else DEFAULT)
+    for k in ("records", "ops", "rounds"):
+        if getattr(args, k):
+            sizes[k] = getattr(args, k)
+    records = max(int(sizes["records"] * args.scale), 1)
+    ops = max(int(sizes["ops"] * args.scale), 1)
+    rounds = sizes["rounds"]
+    where = Path(args.dir)
+    if not where.is_dir() or not os.access(where, os.W_OK | os.X_OK):
+        print(f"cairn: --dir {args.dir}: not a directory this user can write; give one "
+              "for the pools (default /dev/shm)", file=sys.stderr)
+        return 2
+    for s in args.structures:
+        for b in args.builds:
+            if not binary(s, b).exists():
+                print(f"cairn: {binary(s, b)} is not built; run scripts/build.sh "
+                      "(libpmemobj-dev and clang-19 are needed for all three builds)",
+                      file=sys.stderr)
+                return 2
+    cells = list(_cells(args))
+    total = len(cells) * rounds * len(args.builds)
+    bar = tqdm(total=total, unit="run", file=sys.stderr, disable=None) if tqdm else None
+    pool = where / f"cairn-ycsb-{os.getpid()}.pool"
+    rows = []
+    try:
+        for ci, (s, v, t, d) in enumerate(cells):
+            wl = [w for w in args.workloads if w != "E" or s in ORDERED]
+            for rnd in range(rounds):
+                k = (rnd + ci) % len(args.builds)
+                for b in args.builds[k:] + args.builds[:k]:
+                    if bar:
+                        bar.set_description(f"{s} {v}B {t}t {d} r{rnd + 1} {b}")
+                    for row in run_driver(s, b, pool, records, ops, wl, v, t, d, args.seed):
+                        row["round"] = rnd
+                        row["key_dist"], row["dist"] = row["dist"], d   # chosen, asked
+                        rows.append(row)
+                    if pool.exists():
+                        pool.unlink()
+                    if bar:
+                        bar.update()
+    finally:
+        if bar:
+            bar.close()
+        if pool.exists():
+            pool.unlink()
+    summary = summarize(rows, args.builds)
+    lines = line_counts(args.structures)
+    command = "cairn bench ycsb " + " ".join(
+        [f"--structures {','.join(args.structures)}", f"--workloads {','.join(args.workloads)}",
+         f"--value-sizes {','.join(map(str, args.value_sizes))}",
+         f"--threads {','.join(map(str, args.threads))}", f"--dists {','.join(args.dists)}",
+         f"--builds {','.join(args.builds)}", f"--records {records}", f"--ops {ops}",
+         f"--rounds {rounds}"])
+    print(render(summary, lines, command, records, ops, rounds))
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "command": command,
+            "method": "per cell, each round runs every build once (load, then the workloads "
+                      "in order), builds in rotating order; throughput = median over rounds; "
+                      "a ratio is the median of the per-round ratios, spread = min-max over "
+                      "rounds; 'not shown' when the rounds do not all fall on one side of 1",
+            "records": records, "ops": ops, "rounds": rounds,
+            "line_counts": lines, "summary": summary, "runs": rows}, indent=1))
+    if args.plots:
+        for f in plot(summary, Path(args.plots)):
+            print(f"plot: {f}", file=sys.stderr)
+    return 0
+
+
+# ---- summarizing ----------------------------------------------------------------
+
+def _ratio(xs):
+    """Median of per-round ratios, their spread and the verdict against 1.0."""
+    xs = [x for x in xs if x > 0]
+    if not xs:
+        return None
+    shown = len(xs) >= 2 and (min(xs) > 1 or max(xs) < 1)
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs),
+            "rounds": len(xs), "shown": shown}
+
+
+def summarize(rows, builds):
+    """One entry per (structure, value size, threads, dist, phase)."""
+    groups = {}
+    for r in rows:
+        if r["phase"] == "CHECK":
+            continue
+        key = (r["structure"], r["value_size"], r["threads"], r["dist"], r["phase"])
+        groups.setdefault(key, {}).setdefault(r["build"], {})[r["round"]] = r
+    out = []
+    for (s, v, t, d, ph), per_build in groups.items():
+        e = {"structure": s, "value_size": v, "threads": t, "dist": d, "phase": ph}
+        for b in builds:
+            runs = per_build.get(b, {})
+            if runs:
+                e[b] = {"ops_per_s": statistics.median(x["ops_per_s"] for x in runs.values()),
+                        "p50_ns": statistics.median(x["p50_ns"] for x in runs.values()),
+                        "p99_ns": statistics.median(x["p99_ns"] for x in runs.values()),
+                        "rounds": len(runs)}
+
+        def per_round(num, den):
+            a, b = per_build.get(num, {}), per_build.get(den, {})
+            return [a[k]["ops_per_s"] / b[k]["ops_per_s"] for k in a if k in b
+                    and b[k]["ops_per_s"] > 0]
+        if "cairn" in per_build and "pmemobj" in per_build:
+            e["cairn_vs_pmemobj"] = _ratio(per_round("cairn", "pmemobj"))
+        if "cairn" in per_build and "volatile" in per_build:
+            e["volatile_vs_cairn"] = _ratio(per_round("volatile", "cairn"))
+        out.append(e)
+    order = {p: i for i, p in enumerate(("LOAD",) + WORKLOADS)}
+    out.sort(key=lambda e: (STRUCTURES.index(e["structure"]), e["value_size"], e["threads"],
+                            e["dist"], order.get(e["phase"], 99)))
+    return out
+
+
+def _fmt_ratio(r, goal=None):
+    if not r:
+        return "-"
+    txt = f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
+    if not r["shown"]:
+        return txt + " not shown"
+    if goal is not None:
+        txt += " goal met" if r["min"] >= goal else " goal not met"
+    return txt
+
+
+def _kops(e, b):
+    return f"{e[b]['ops_per_s'] / 1000:.1f}" if b in e else "-"
+
+
+def render(summary, lines, command, records, ops, rounds):
+    out = [f"### YCSB on legacy data structures ({records} records, {ops} operations per "
+           f"workload, {rounds} paired rounds)", "", f"`{command}`", "",
+           "Throughput in thousands of operations per second (median over rounds); "
+           "ratios are medians of per-round ratios (min-max over rounds).", "",
+           "| structure | value | threads | dist | workload | volatile | cairn | pmemobj "
+           "| cairn / pmemobj | volatile / cairn |",
+           "|---|---:|---:|---|---|---:|---:|---:|---|---|"]
+    for e in summary:
+        goal_w = GOAL_WRITE.get(e["value_size"]) if e["phase"] in ("A", "F") else None
+        goal_r = GOAL_READ if e["phase"] == "C" else None
+        vc = e.get("volatile_vs_cairn")
+        vc_txt = _fmt_ratio(vc)
+        if vc and goal_r is not None and vc["shown"]:
+            vc_txt += " goal met" if vc["max"] <= goal_r else " goal not met"
+        out.append(f"| {e['structure']} | {e['value_size']} B | {e['threads']} | {e['dist']} "
+                   f"| {e['phase']} | {_kops(e, 'volatile')} | {_kops(e, 'cairn')} "
+                   f"| {_kops(e, 'pmemobj')} | {_fmt_ratio(e.get('cairn_vs_pmemobj'), goal_w)} "
+                   f"| {vc_txt} |")
+    out += ["", "Latency per operation, p50 / p99 in microseconds (median over rounds)", "",
+            "| structure | value | threads | dist | workload | volatile | cairn | pmemobj |",
+            "|---|---:|---:|---|---|---:|---:|---:|"]
+    for e in summary:
+        cols = [f"{e[b]['p50_ns'] / 1000:.2f} / {e[b]['p99_ns'] / 1000:.2f}" if b in e else "-"
+                for b in BUILDS]
+        out.append(f"| {e['structure']} | {e['value_size']} B | {e['threads']} | {e['dist']} "
+                   f"| {e['phase']} | " + " | ".join(cols) + " |")
+    out += ["", f"Lines changed against the volatile original (code lines; comments, blank "
+            f"lines and indentation ignored; goal for cairn <= {GOAL_LINES})", "",
+            "| structure | original lines | cairn port | libpmemobj port |",
+            "|---|---:|---:|---:|"]
+    for r in lines:
+        out.append(f"| {r['structure']} | {r['original_lines']} | {r['cairn']} "
+                   f"| {r['pmemobj']} |")
+    return "\n".join(out)
+
+
+# ---- plots ------------------------------------------------------------------------
+
+def plot(summary, outdir):
+    """Breeze Fig. 10 style: per structure, value size, threads and dist, a
+    figure with throughput and p50 latency per workload, one bar per build."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    outdir.mkdir(parents=True, exist_ok=True)
+    figs = {}
+    for e in summary:
+        if e["phase"] == "LOAD":
+            continue
+        figs.setdefault((e["structure"], e["value_size"], e["threads"], e["dist"]), []).append(e)
+    written = []
+    colors = {"volatile": "#999999", "cairn": "#1f77b4", "pmemobj": "#ff7f0e"}
+    for (s, v, t, d), es in figs.items():
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+        builds = [b for b in BUILDS if any(b in e for e in es)]
+        width = 0.8 / max(len(builds), 1)
+        for i, b in enumerate(builds):
+            xs = [k + (i - (len(builds) - 1) / 2) * width for k in range(len(es))]
+            ax1.bar(xs, [e[b]["ops_per_s"] / 1000 if b in e else 0 for e in es], width,
+                    label=b, color=colors[b])
+            ax2.bar(xs, [e[b]["p50_ns"] / 1000 if b in e else 0 for e in es], width,
+                    label=b, color=colors[b])
+        for ax, title in ((ax1, "throughput (Kops/s)"), (ax2, "p50 latency (us)")):
+            ax.set_xticks(range(len(es)))
+            ax.set_xticklabels([f"YCSB-{e['phase']}" for e in es])
+            ax.set_title(title, fontsize=10)
+            ax.grid(axis="y", alpha=0.3)
+        ax1.legend(fontsize=8)
+        fig.suptitle(f"{s}, {v} B values, {t} thread{'s' if t > 1 else ''}, {d} keys",
+                     fontsize=10)
+        fig.tight_layout()
+        f = outdir / f"ycsb-{s}-{v}B-{t}t-{d}.png"
+        fig.savefig(f, dpi=100)
+        plt.close(fig)
+        written.append(f)
+    return written
