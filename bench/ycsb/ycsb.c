@@ -474,7 +474,7 @@ static int delete_every(uint64_t k, uint64_t keys)
 }
 
 /* Every key number read back; whole values hashed; missing ones counted. */
-static uint64_t content_digest(uint64_t keys, uint64_t *present)
+static int content_digest(uint64_t keys, uint64_t *present, uint64_t *digest)
 {
     unsigned char *buf = malloc(opt.value_size);
     uint64_t d = 0, n = 0;
@@ -486,23 +486,33 @@ static uint64_t content_digest(uint64_t keys, uint64_t *present)
             d = digest_mix(d, ~i);
         }
     }
-    if (ds_ordered && buf) {   /* and the key order seen by a full scan */
+    int bad = !buf;
+    if (ds_ordered && buf) {   /* a full scan must see every key once, ascending */
         uint64_t keyv[MAX_SCAN], from = 0, seen = 0;
         int got;
-        while ((got = ds_scan(from, MAX_SCAN, keyv, buf)) > 0) {
-            for (int k = 0; k < got; k++)
+        while (!bad && (got = ds_scan(from, MAX_SCAN, keyv, buf)) > 0) {
+            for (int k = 0; k < got; k++) {
+                bad |= keyv[k] < from;
+                bad |= k > 0 && keyv[k] <= keyv[k - 1];
                 d = digest_mix(d, keyv[k]);
+            }
             seen += (uint64_t)got;
             if (keyv[got - 1] == UINT64_MAX)
                 break;
             from = keyv[got - 1] + 1;
         }
-        if (seen != n)
-            d = digest_mix(d, 0xbadull);
+        if (seen != n) {
+            fprintf(stderr, "ycsb: %s: a full scan saw %" PRIu64 " keys, reads found %"
+                    PRIu64 "\n", ds_name, seen, n);
+            bad = 1;
+        } else if (bad) {
+            fprintf(stderr, "ycsb: %s: a full scan returned keys out of order\n", ds_name);
+        }
     }
     free(buf);
     *present = n;
-    return d;
+    *digest = d;
+    return bad ? -1 : 0;
 }
 
 /* ---- output ----------------------------------------------------------------- */
@@ -655,7 +665,8 @@ int main(int argc, char **argv)
         memset(r, 0, sizeof *r);
         snprintf(r->name, sizeof r->name, "CHECK");
         r->dist = "-";
-        r->digest = content_digest(keys, &present);
+        if (content_digest(keys, &present, &r->digest))
+            return 1;
         r->ops = present;
         r->not_found = keys - present;
     }
