@@ -40,8 +40,8 @@ try:
 except ImportError:  # a progress bar is a nicety, not a dependency of results
     tqdm = None
 
-STRUCTURES = ("btree", "cuckoo", "chash", "critbit", "rbtree", "avl", "splay")
-ORDERED = {"btree", "critbit", "rbtree", "avl", "splay"}
+STRUCTURES = ("btree", "cuckoo", "chash", "critbit", "rbtree", "avl", "splay", "skiplist")
+ORDERED = {"btree", "critbit", "rbtree", "avl", "splay", "skiplist"}
 BUILDS = ("volatile", "cairn", "pmemobj")
 WORKLOADS = ("A", "B", "C", "F", "D", "E")   # run in this order on the loaded data
 DISTS = ("default", "uniform", "zipfian", "latest")
