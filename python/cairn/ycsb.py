@@ -40,9 +40,9 @@ try:
 except ImportError:  # a progress bar is a nicety, not a dependency of results
     tqdm = None
 
-STRUCTURES = ("btree", "cuckoo", "chash", "critbit", "rbtree", "avl", "splay", "skiplist",
-              "list")
-ORDERED = {"btree", "critbit", "rbtree", "avl", "splay", "skiplist", "list"}
+STRUCTURES = ("btree", "cuckoo", "chash", "critbit", "rbtree", "avl", "splay", "scapegoat",
+              "skiplist", "list")
+ORDERED = {"btree", "critbit", "rbtree", "avl", "splay", "scapegoat", "skiplist", "list"}
 # every operation on a linked list walks it: records and operations divided
 SIZE_DIVISOR = {"list": 16}
 BUILDS = ("volatile", "cairn", "pmemobj")
