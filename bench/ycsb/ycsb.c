@@ -20,8 +20,10 @@
  *
  * With --threads T > 1 each thread runs OPS/T operations and holds one
  * lock around every call into the structure (the same for every build).
- * Per workload the driver reports throughput, p50 and p99 latency (per
- * operation, clock_gettime around the call), and a digest of what the reads
+ * Per workload the driver reports throughput (operations per second of
+ * wall time, and per second of CPU time its threads ran: the steadier
+ * figure on a shared machine), p50 and p99 latency (per operation,
+ * clock_gettime around the call), and a digest of what the reads
  * returned; --check adds a digest of the whole content after the
  * workloads (every key number read back, whole values hashed) so that
  * builds can be compared and a reopened pool verified (--reopen: no load,
@@ -231,6 +233,7 @@ struct thread_run {
     struct chooser chooser;
     uint32_t *lat_ns;
     uint64_t done, not_found, failed, digest;
+    uint64_t cpu_ns;            /* CPU time this thread ran during the phase */
     unsigned char *buf;
     uint64_t *scan_keys;
 };
@@ -239,6 +242,13 @@ static inline uint64_t now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
@@ -332,6 +342,7 @@ static int one_op(struct thread_run *t, uint64_t i)
 static void *thread_main(void *arg)
 {
     struct thread_run *t = arg;
+    uint64_t cpu0 = thread_cpu_ns();
     for (uint64_t i = 0; i < t->count; i++) {
         uint64_t t0 = now_ns();
         int r;
@@ -352,6 +363,7 @@ static void *thread_main(void *arg)
         t->not_found += r > 0;
         t->done++;
     }
+    t->cpu_ns = thread_cpu_ns() - cpu0;
     return NULL;
 }
 
@@ -365,7 +377,7 @@ struct phase_result {
     char name[8];
     const char *dist;
     uint64_t ops, not_found;
-    double seconds, ops_per_s, p50_ns, p99_ns;
+    double seconds, cpu_seconds, ops_per_s, ops_per_cpu_s, p50_ns, p99_ns;
     uint64_t digest;
 };
 
@@ -416,7 +428,7 @@ static int run_phase(const struct workload *w, struct phase_result *out)
     double secs = (double)(now_ns() - t0) / 1e9;
     if (!w)
         atomic_store(&published, opt.records);
-    uint64_t done = 0, failed = 0, nf = 0, digest = 0;
+    uint64_t done = 0, failed = 0, nf = 0, digest = 0, cpu_ns = 0;
     uint32_t *packed = lat;
     for (int k = 0; k < nt; k++) {
         memmove(packed, ts[k].lat_ns, ts[k].done * sizeof *lat);
@@ -424,6 +436,7 @@ static int run_phase(const struct workload *w, struct phase_result *out)
         done += ts[k].done;
         failed += ts[k].failed;
         nf += ts[k].not_found;
+        cpu_ns += ts[k].cpu_ns;
         digest = digest_mix(digest, ts[k].digest);
         free(ts[k].buf);
         free(ts[k].scan_keys);
@@ -435,6 +448,8 @@ static int run_phase(const struct workload *w, struct phase_result *out)
     out->not_found = nf;
     out->seconds = secs;
     out->ops_per_s = secs > 0 ? (double)done / secs : 0;
+    out->cpu_seconds = (double)cpu_ns / 1e9;
+    out->ops_per_cpu_s = cpu_ns ? (double)done / out->cpu_seconds : 0;
     out->p50_ns = done ? lat[(done - 1) / 2] : 0;
     out->p99_ns = done ? lat[(done - 1) * 99 / 100] : 0;
     out->digest = digest;
@@ -520,12 +535,13 @@ static int content_digest(uint64_t keys, uint64_t *present, uint64_t *digest)
 static void print_results(FILE *f, const struct phase_result *r, int n, int json)
 {
     if (!json) {
-        fprintf(f, "%-8s %-9s %-8s %5s %7s %7s %5s %12s %10s %10s %10s\n", "struct", "build",
-                "dist", "phase", "value", "threads", "", "ops/s", "p50 ns", "p99 ns", "ops");
+        fprintf(f, "%-9s %-8s %-8s %5s %6s %7s %12s %12s %9s %9s %9s\n", "struct", "build",
+                "dist", "phase", "value", "threads", "ops/s", "ops/cpu-s", "p50 ns", "p99 ns",
+                "ops");
         for (int i = 0; i < n; i++)
-            fprintf(f, "%-8s %-9s %-8s %5s %7zu %7d %5s %12.0f %10.0f %10.0f %10" PRIu64 "\n",
-                    ds_name, YCSB_BUILD, r[i].dist, r[i].name, opt.value_size, opt.threads, "",
-                    r[i].ops_per_s, r[i].p50_ns, r[i].p99_ns, r[i].ops);
+            fprintf(f, "%-9s %-8s %-8s %5s %6zu %7d %12.0f %12.0f %9.0f %9.0f %9" PRIu64 "\n",
+                    ds_name, YCSB_BUILD, r[i].dist, r[i].name, opt.value_size, opt.threads,
+                    r[i].ops_per_s, r[i].ops_per_cpu_s, r[i].p50_ns, r[i].p99_ns, r[i].ops);
         return;
     }
     fprintf(f, "[\n");
@@ -533,11 +549,12 @@ static void print_results(FILE *f, const struct phase_result *r, int n, int json
         fprintf(f, "  {\"structure\": \"%s\", \"build\": \"%s\", \"phase\": \"%s\", "
                 "\"dist\": \"%s\", \"value_size\": %zu, \"threads\": %d, \"records\": %"
                 PRIu64 ", \"ops\": %" PRIu64 ", \"not_found\": %" PRIu64 ", \"seconds\": %.6f, "
-                "\"ops_per_s\": %.1f, \"p50_ns\": %.0f, \"p99_ns\": %.0f, "
+                "\"cpu_seconds\": %.6f, \"ops_per_s\": %.1f, \"ops_per_cpu_s\": %.1f, "
+                "\"p50_ns\": %.0f, \"p99_ns\": %.0f, "
                 "\"digest\": \"%016" PRIx64 "\"}%s\n",
                 ds_name, YCSB_BUILD, r[i].name, r[i].dist, opt.value_size, opt.threads,
-                opt.records, r[i].ops, r[i].not_found, r[i].seconds, r[i].ops_per_s,
-                r[i].p50_ns, r[i].p99_ns, r[i].digest, i + 1 < n ? "," : "");
+                opt.records, r[i].ops, r[i].not_found, r[i].seconds, r[i].cpu_seconds,
+                r[i].ops_per_s, r[i].ops_per_cpu_s, r[i].p50_ns, r[i].p99_ns, r[i].digest, i + 1 < n ? "," : "");
     fprintf(f, "]\n");
 }
 

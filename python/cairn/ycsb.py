@@ -9,7 +9,10 @@ process per build; this module runs the builds of a cell one after the
 other in every round, rotating their order from round to round, so that
 paired runs are moments apart on this shared machine, and reports:
 
-  - throughput (median over rounds) and p50/p99 latency per workload;
+  - throughput per workload, per CPU-second its threads ran (the ratios
+    use it: on a machine shared with other jobs, wall-clock throughput
+    mostly measures the scheduler) and per wall-clock second, and p50/p99
+    latency (all medians over rounds);
   - per round, the ratio cairn/libpmemobj and volatile/cairn of throughput;
     their median and spread (min-max over rounds); a ratio whose rounds do
     not all fall on the same side of 1.0 is "not shown";
@@ -258,7 +261,9 @@ def run(args):
         Path(args.json).write_text(json.dumps({
             "command": command,
             "method": "per cell, each round runs every build once (load, then the workloads "
-                      "in order), builds in rotating order; throughput = median over rounds; "
+                      "in order), builds in rotating order; throughput = median over rounds "
+                      "(ops_per_cpu_s: per CPU-second the driver's threads ran; ops_per_s: "
+                      "per wall-clock second); ratios on ops_per_cpu_s (_wall: on ops_per_s); "
                       "a ratio is the median of the per-round ratios, spread = min-max over "
                       "rounds; 'not shown' when the rounds do not all fall on one side of 1",
             "records": records, "ops": ops, "rounds": rounds,
@@ -295,19 +300,17 @@ def summarize(rows, builds):
         for b in builds:
             runs = per_build.get(b, {})
             if runs:
-                e[b] = {"ops_per_s": statistics.median(x["ops_per_s"] for x in runs.values()),
-                        "p50_ns": statistics.median(x["p50_ns"] for x in runs.values()),
-                        "p99_ns": statistics.median(x["p99_ns"] for x in runs.values()),
-                        "rounds": len(runs)}
+                e[b] = {k: statistics.median(x[k] for x in runs.values())
+                        for k in ("ops_per_s", "ops_per_cpu_s", "p50_ns", "p99_ns")}
+                e[b]["rounds"] = len(runs)
 
-        def per_round(num, den):
+        def per_round(num, den, metric):
             a, b = per_build.get(num, {}), per_build.get(den, {})
-            return [a[k]["ops_per_s"] / b[k]["ops_per_s"] for k in a if k in b
-                    and b[k]["ops_per_s"] > 0]
-        if "cairn" in per_build and "pmemobj" in per_build:
-            e["cairn_vs_pmemobj"] = _ratio(per_round("cairn", "pmemobj"))
-        if "cairn" in per_build and "volatile" in per_build:
-            e["volatile_vs_cairn"] = _ratio(per_round("volatile", "cairn"))
+            return [a[k][metric] / b[k][metric] for k in a if k in b and b[k][metric] > 0]
+        for num, den in (("cairn", "pmemobj"), ("volatile", "cairn")):
+            if num in per_build and den in per_build:
+                e[f"{num}_vs_{den}"] = _ratio(per_round(num, den, "ops_per_cpu_s"))
+                e[f"{num}_vs_{den}_wall"] = _ratio(per_round(num, den, "ops_per_s"))
         out.append(e)
     order = {p: i for i, p in enumerate(("LOAD",) + WORKLOADS)}
     out.sort(key=lambda e: (STRUCTURES.index(e["structure"]), e["value_size"], e["threads"],
@@ -327,17 +330,19 @@ def _fmt_ratio(r, goal=None):
 
 
 def _kops(e, b):
-    return f"{e[b]['ops_per_s'] / 1000:.1f}" if b in e else "-"
+    return f"{e[b]['ops_per_cpu_s'] / 1000:.1f}" if b in e else "-"
 
 
 def render(summary, lines, command, records, ops, rounds):
     out = [f"### YCSB on legacy data structures ({records} records, {ops} operations per "
            f"workload, {rounds} paired rounds)", "", f"`{command}`", "",
-           "Throughput in thousands of operations per second (median over rounds); "
-           "ratios are medians of per-round ratios (min-max over rounds).", "",
+           "Throughput in thousands of operations per CPU-second (the CPU time the "
+           "driver's threads ran; median over rounds); ratios are medians of per-round "
+           "ratios (min-max over rounds); the last column is cairn / pmemobj in "
+           "wall-clock throughput, which this shared machine's load makes noisier.", "",
            "| structure | value | threads | dist | workload | volatile | cairn | pmemobj "
-           "| cairn / pmemobj | volatile / cairn |",
-           "|---|---:|---:|---|---|---:|---:|---:|---|---|"]
+           "| cairn / pmemobj | volatile / cairn | cairn / pmemobj (wall) |",
+           "|---|---:|---:|---|---|---:|---:|---:|---|---|---|"]
     for e in summary:
         goal_w = GOAL_WRITE.get(e["value_size"]) if e["phase"] in ("A", "F") else None
         goal_r = GOAL_READ if e["phase"] == "C" else None
@@ -348,7 +353,7 @@ def render(summary, lines, command, records, ops, rounds):
         out.append(f"| {e['structure']} | {e['value_size']} B | {e['threads']} | {e['dist']} "
                    f"| {e['phase']} | {_kops(e, 'volatile')} | {_kops(e, 'cairn')} "
                    f"| {_kops(e, 'pmemobj')} | {_fmt_ratio(e.get('cairn_vs_pmemobj'), goal_w)} "
-                   f"| {vc_txt} |")
+                   f"| {vc_txt} | {_fmt_ratio(e.get('cairn_vs_pmemobj_wall'))} |")
     out += ["", "Latency per operation, p50 / p99 in microseconds (median over rounds)", "",
             "| structure | value | threads | dist | workload | volatile | cairn | pmemobj |",
             "|---|---:|---:|---|---|---:|---:|---:|"]
@@ -393,11 +398,12 @@ def plot(summary, outdir):
         width = 0.8 / max(len(builds), 1)
         for i, b in enumerate(builds):
             xs = [k + (i - (len(builds) - 1) / 2) * width for k in range(len(es))]
-            ax1.bar(xs, [e[b]["ops_per_s"] / 1000 if b in e else 0 for e in es], width,
+            ax1.bar(xs, [e[b]["ops_per_cpu_s"] / 1000 if b in e else 0 for e in es], width,
                     label=b, color=colors[b])
             ax2.bar(xs, [e[b]["p50_ns"] / 1000 if b in e else 0 for e in es], width,
                     label=b, color=colors[b])
-        for ax, title in ((ax1, "throughput (Kops/s)"), (ax2, "p50 latency (us)")):
+        for ax, title in ((ax1, "throughput (Kops per CPU-second)"),
+                          (ax2, "p50 latency (us)")):
             ax.set_xticks(range(len(es)))
             ax.set_xticklabels([f"YCSB-{e['phase']}" for e in es])
             ax.set_title(title, fontsize=10)

@@ -92,10 +92,11 @@ def test_bench_command_runs_a_tiny_subset(tmp_path):
     assert got == {(t, p) for t in (1, 2) for p in ("LOAD", "A", "C", "E")}
     for e in data["summary"]:
         for b in ycsb.BUILDS:
-            assert e[b]["ops_per_s"] > 0 and e[b]["rounds"] == 2
+            assert e[b]["ops_per_s"] > 0 and e[b]["ops_per_cpu_s"] > 0 and e[b]["rounds"] == 2
             assert 0 < e[b]["p50_ns"] <= e[b]["p99_ns"]
-        r = e["cairn_vs_pmemobj"]
-        assert r["rounds"] == 2 and r["min"] <= r["median"] <= r["max"]
+        for key in ("cairn_vs_pmemobj", "cairn_vs_pmemobj_wall", "volatile_vs_cairn"):
+            r = e[key]
+            assert r["rounds"] == 2 and r["min"] <= r["median"] <= r["max"]
     assert len(data["runs"]) == 2 * 2 * 3 * 4   # threads x rounds x builds x phases
     pngs = sorted(plots.glob("*.png"))
     assert [p.name for p in pngs] == ["ycsb-btree-8B-1t-default.png",
