@@ -630,13 +630,12 @@ static void parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
     parse(argc, argv);
-    uint64_t inserts = opt.ops;   /* at most: D and E insert some of their operations */
     if (!opt.pool_size) {
-        /* values, nodes and allocator slack, with room for the inserts */
-        uint64_t per = opt.value_size + 256;
-        opt.pool_size = (size_t)((opt.records + inserts) * per * 3);
-        if (opt.pool_size < (64u << 20))
-            opt.pool_size = 64u << 20;
+        /* a value, a node and allocator slack per record, twice over, for the
+         * records and the inserts (D and E insert 5% of their operations
+         * each), and 64 MiB for tables and headers */
+        uint64_t records = opt.records + opt.ops / 5;
+        opt.pool_size = (size_t)(records * (opt.value_size + 192) * 2 + (64u << 20));
     }
     if (!opt.reopen && unlink(opt.pool) && errno != ENOENT) {
         fprintf(stderr, "ycsb: cannot remove the old pool %s: %s\n", opt.pool, strerror(errno));

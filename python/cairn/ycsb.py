@@ -318,15 +318,54 @@ def summarize(rows, builds):
     return out
 
 
-def _fmt_ratio(r, goal=None):
+def _goal_verdict(r, goal, higher_is_better=True):
+    """'met' when every round meets the goal, 'not met' when none does,
+    else 'not shown'."""
+    lo, hi = (r["min"], r["max"]) if higher_is_better else (-r["max"], -r["min"])
+    g = goal if higher_is_better else -goal
+    return "met" if lo >= g else "not met" if hi < g else "not shown"
+
+
+def _fmt_ratio(r, goal=None, higher_is_better=True):
     if not r:
         return "-"
     txt = f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
     if not r["shown"]:
-        return txt + " not shown"
+        txt += " not shown"
     if goal is not None:
-        txt += " goal met" if r["min"] >= goal else " goal not met"
+        txt += f"; goal {_goal_verdict(r, goal, higher_is_better)}"
     return txt
+
+
+def goals_table(summary):
+    """Issue 19's goals per structure and thread count: cairn / pmemobj on
+    A and F (>= 2x with 1 KiB values, >= 2.5x with 8 B), volatile / cairn on
+    C (<= 1.1x). Each cell: median ratio and its verdict over the rounds."""
+    mark = {"met": "met", "not met": "NOT met", "not shown": "not shown"}
+    cells, rows = {}, []
+    for e in summary:
+        key = (e["structure"], e["threads"], e["dist"])
+        if key not in cells:
+            cells[key] = {}
+            rows.append(key)
+        v, ph = e["value_size"], e["phase"]
+        if ph in ("A", "F") and v in GOAL_WRITE and e.get("cairn_vs_pmemobj"):
+            r = e["cairn_vs_pmemobj"]
+            cells[key][(ph, v)] = f"{r['median']:.2f}x {mark[_goal_verdict(r, GOAL_WRITE[v])]}"
+        if ph == "C" and e.get("volatile_vs_cairn"):
+            r = e["volatile_vs_cairn"]
+            cells[key][(ph, v)] = f"{r['median']:.2f}x {mark[_goal_verdict(r, GOAL_READ, False)]}"
+    cols = [("A", 1024), ("F", 1024), ("A", 8), ("F", 8), ("C", 1024), ("C", 8)]
+    out = ["Goals (issue 19): cairn / pmemobj throughput on A and F (>= 2x with 1 KiB "
+           "values, >= 2.5x with 8 B); volatile / cairn on C (<= 1.1x). 'met' when every "
+           "round meets the goal, 'NOT met' when none does, else 'not shown'.", "",
+           "| structure | threads | dist | A 1 KiB | F 1 KiB | A 8 B | F 8 B "
+           "| C 1 KiB vs volatile | C 8 B vs volatile |",
+           "|---|---:|---|---|---|---|---|---|---|"]
+    for key in rows:
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | " +
+                   " | ".join(cells[key].get(c, "-") for c in cols) + " |")
+    return "\n".join(out)
 
 
 def _kops(e, b):
@@ -346,15 +385,13 @@ def render(summary, lines, command, records, ops, rounds):
     for e in summary:
         goal_w = GOAL_WRITE.get(e["value_size"]) if e["phase"] in ("A", "F") else None
         goal_r = GOAL_READ if e["phase"] == "C" else None
-        vc = e.get("volatile_vs_cairn")
-        vc_txt = _fmt_ratio(vc)
-        if vc and goal_r is not None and vc["shown"]:
-            vc_txt += " goal met" if vc["max"] <= goal_r else " goal not met"
+        vc_txt = _fmt_ratio(e.get("volatile_vs_cairn"), goal_r, higher_is_better=False)
         out.append(f"| {e['structure']} | {e['value_size']} B | {e['threads']} | {e['dist']} "
                    f"| {e['phase']} | {_kops(e, 'volatile')} | {_kops(e, 'cairn')} "
                    f"| {_kops(e, 'pmemobj')} | {_fmt_ratio(e.get('cairn_vs_pmemobj'), goal_w)} "
                    f"| {vc_txt} | {_fmt_ratio(e.get('cairn_vs_pmemobj_wall'))} |")
-    out += ["", "Latency per operation, p50 / p99 in microseconds (median over rounds)", "",
+    out += ["", goals_table(summary), "",
+            "Latency per operation, p50 / p99 in microseconds (median over rounds)", "",
             "| structure | value | threads | dist | workload | volatile | cairn | pmemobj |",
             "|---|---:|---:|---|---|---:|---:|---:|"]
     for e in summary:
