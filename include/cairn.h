@@ -42,7 +42,7 @@ struct cairn_recovery {
     uint64_t records_rolled_back;  /* undo records applied */
     uint64_t transactions_rolled_back;
     uint64_t objects_reachable;    /* when the heap was rebuilt by marking */
-    uint64_t bytes_freed;          /* chunks freed by that rebuild */
+    uint64_t bytes_freed;          /* unreachable objects' bytes that rebuild freed */
     double   seconds;              /* time the open spent recovering / loading the heap */
     double   background_seconds;   /* after a crash: the mark and sweep that ran in the
                                       background after the open returned (this call
@@ -51,6 +51,11 @@ struct cairn_recovery {
 void        cairn_pool_recovery(cairn_pool *pool, struct cairn_recovery *out);
 /* The open pool that holds ptr, or NULL. */
 cairn_pool *cairn_pool_of(const void *ptr);
+/* A pool's id (the 23 bits its relative pointers carry) and the open pool
+ * with an id (NULL if none): what C++'s cairn::allocator keeps instead of
+ * the handle, which is volatile memory and may not be stored in a pool. */
+uint32_t    cairn_pool_id(const cairn_pool *pool);
+cairn_pool *cairn_pool_by_id(uint32_t id);
 
 /* ---- typed root --------------------------------------------------------- */
 void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
@@ -78,12 +83,17 @@ void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
 typedef uint64_t cairn__layout_id
     __attribute__((cairn_layout_id)); /* unknown: cairn-cc's plugin CairnTypeId.so is not loaded */
 #  pragma clang diagnostic pop
-#  define CAIRN_TYPE_ID(T) (__extension__                                  \
+#  ifdef __cplusplus  /* sizeof instantiates a class template's layout first */
+#    define CAIRN__TYPE_ID_COMPLETE(T) (void)sizeof(T),
+#  else
+#    define CAIRN__TYPE_ID_COMPLETE(T)
+#  endif
+#  define CAIRN_TYPE_ID(T) (__extension__ (CAIRN__TYPE_ID_COMPLETE(T)        \
      _Pragma("clang diagnostic push")                                        \
      _Pragma("clang diagnostic ignored \"-Wpre-c11-compat\"")                \
      _Pragma("clang diagnostic ignored \"-Wc11-extensions\"")                \
      _Generic((__typeof__(T) *)0, default: (cairn__layout_id)0ULL)           \
-     _Pragma("clang diagnostic pop"))
+     _Pragma("clang diagnostic pop")))
 #endif
 /* From here on a library's header: the user's -Weverything, -pedantic or
  * -std=c89 -Werror are for the user's code, not for this file. (Not above:
@@ -129,12 +139,19 @@ struct cairn__tx_scope cairn__tx_scope_begin(cairn_pool *pool);
 void cairn__tx_scope_end(struct cairn__tx_scope *scope);
 #define CAIRN__CAT2(a, b) a##b
 #define CAIRN__CAT(a, b) CAIRN__CAT2(a, b)
+#ifndef __cplusplus
 #define CAIRN_TX(pool)                                                        \
     for (struct cairn__tx_scope CAIRN__CAT(cairn__txs_, __LINE__)              \
              __attribute__((cleanup(cairn__tx_scope_end))) =                   \
              cairn__tx_scope_begin(pool);                                      \
          CAIRN__CAT(cairn__txs_, __LINE__).once;                               \
          CAIRN__CAT(cairn__txs_, __LINE__).once = 0)
+#else /* C++: an exception that leaves the block aborts it (cairn::transaction) */
+#define CAIRN_TX(pool)                                                        \
+    for (::cairn::transaction CAIRN__CAT(cairn__txs_, __LINE__)(pool,          \
+             ::cairn::transaction::block_form);                                 \
+         CAIRN__CAT(cairn__txs_, __LINE__).once_();)
+#endif
 
 /* ---- persistence primitives -------------------------------------------- */
 void        cairn_persist(const void *ptr, size_t len);    /* flush + dfence */
@@ -235,6 +252,153 @@ void     cairn__trace_store(const void *addr, uint64_t size, struct cairn__trace
 extern __thread uint64_t cairn__trace_dram_stores;
 
 #ifdef __cplusplus
+} /* extern "C" */
+
+/* ---- C++ (cairn-c++; docs/compiler.md "C++") ----------------------------- */
+#include <cerrno>
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <system_error>
+#include <type_traits>
+
+namespace cairn {
+
+/* A transaction as a scope. Begun by the constructor; commit() ends it (and
+ * throws std::system_error if the commit fails); the destructor commits a
+ * transaction still open at the end of the scope, and ABORTS it when the
+ * scope is left by an exception, so a throw never makes half an update
+ * durable. Nests like cairn_tx_begin (flat: an abort at any level aborts
+ * the whole transaction, and the enclosing levels end as aborted). The C++
+ * form of CAIRN_TX(pool) is this object. */
+class transaction {
+public:
+    explicit transaction(cairn_pool *pool)
+        : uncaught_(std::uncaught_exceptions()),
+          scope_(cairn__tx_scope_begin(pool))
+    {
+        if (!scope_.began)
+            throw std::system_error(errno, std::generic_category(), cairn_errormsg());
+    }
+    transaction(const transaction &) = delete;
+    transaction &operator=(const transaction &) = delete;
+    ~transaction()
+    {
+        if (scope_.began && std::uncaught_exceptions() > uncaught_) {
+            if (cairn_tx_active() >= scope_.depth)
+                cairn_tx_abort();        /* this level and those inside it */
+            scope_.began = 0;
+            return;
+        }
+        cairn__tx_scope_end(&scope_);
+    }
+    void commit()
+    {
+        if (!scope_.began)
+            return;
+        scope_.began = 0;
+        if (cairn_tx_commit() != 0)
+            throw std::system_error(errno, std::generic_category(), cairn_errormsg());
+    }
+    void abort() noexcept
+    {
+        if (scope_.began && cairn_tx_active() >= scope_.depth)
+            cairn_tx_abort();
+        scope_.began = 0;
+    }
+
+    /* CAIRN_TX's form: a failed begin skips the block, as in C */
+    enum block_form_t { block_form };
+    transaction(cairn_pool *pool, block_form_t)
+        : uncaught_(std::uncaught_exceptions()), scope_(cairn__tx_scope_begin(pool)) {}
+    bool once_() { bool first = scope_.once != 0; scope_.once = 0; return first; }
+
+private:
+    int uncaught_;
+    struct cairn__tx_scope scope_;
+};
+
+/* An allocator that puts a container's nodes in a pool:
+ *     using Map = std::map<long, long, std::less<long>,
+ *                          cairn::allocator<std::pair<const long, long>>>;
+ *     Map *m = cairn::make<Map>(pool, cairn::allocator<int>(pool));
+ * It keeps the pool's id, not its handle (a handle is volatile memory and
+ * may not be stored in a pool), so a container kept in a pool finds its
+ * pool again after the pool is reopened anywhere. The container object
+ * itself must be in the pool too (its header is linked from its nodes).
+ * Objects with virtual functions are refused at compile time: their vtable
+ * pointer is an address in the program image, which moves between runs. */
+template <class T>
+class allocator {
+public:
+    using value_type = T;
+    using propagate_on_container_copy_assignment = std::true_type;
+    using propagate_on_container_move_assignment = std::true_type;
+    using propagate_on_container_swap = std::true_type;
+    using is_always_equal = std::false_type;
+
+    explicit allocator(cairn_pool *pool) noexcept : id_(pool ? cairn_pool_id(pool) : 0) {}
+    template <class U>
+    allocator(const allocator<U> &o) noexcept : id_(o.pool_id()) {}
+
+    T *allocate(std::size_t n)
+    {
+        static_assert(!std::is_polymorphic<T>::value,
+                      "cairn::allocator<T>: T has virtual functions; its vtable pointer "
+                      "is an address in the program image, which moves between runs, "
+                      "so it cannot be kept in a pool (docs/compiler.md, C++)");
+        cairn_pool *pool = cairn_pool_by_id(id_);
+        if (!pool || n > (std::size_t)-1 / sizeof(T))
+            throw std::bad_alloc();
+        void *p = cairn_alloc(pool, n * sizeof(T));
+        if (!p)
+            throw std::bad_alloc();
+        return static_cast<T *>(p);
+    }
+    void deallocate(T *p, std::size_t) noexcept { cairn_free(p); }
+
+    uint32_t pool_id() const noexcept { return id_; }
+    cairn_pool *pool() const noexcept { return cairn_pool_by_id(id_); }
+    template <class U>
+    bool operator==(const allocator<U> &o) const noexcept { return id_ == o.pool_id(); }
+    template <class U>
+    bool operator!=(const allocator<U> &o) const noexcept { return id_ != o.pool_id(); }
+
+private:
+    uint32_t id_;
+};
+
+/* new T(args...) in a pool: cairn_alloc and the constructor in one
+ * transaction (nested in the caller's, if one is open), so a crash or an
+ * exception from the constructor leaves no half-built object. */
+template <class T, class... Args>
+T *make(cairn_pool *pool, Args &&...args)
+{
+    static_assert(!std::is_polymorphic<T>::value,
+                  "cairn::make<T>: T has virtual functions; its vtable pointer is an "
+                  "address in the program image, which moves between runs, so it "
+                  "cannot be kept in a pool (docs/compiler.md, C++)");
+    transaction tx(pool);
+    void *p = cairn_alloc(pool, sizeof(T));
+    if (!p)
+        throw std::bad_alloc();
+    T *obj = ::new (p) T(static_cast<Args &&>(args)...);
+    tx.commit();
+    return obj;
 }
-#endif
+
+/* ~T() then cairn_free, in one transaction */
+template <class T>
+void destroy(T *p)
+{
+    if (p) {
+        transaction tx(cairn_pool_of(p));
+        p->~T();
+        cairn_free(p);
+        tx.commit();
+    }
+}
+
+} /* namespace cairn */
+#endif /* __cplusplus */
 #endif /* CAIRN_H */

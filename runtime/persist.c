@@ -17,7 +17,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
 #include <cpuid.h>
 #include <emmintrin.h>
 #include <errno.h>
@@ -221,10 +221,10 @@ void cairn__pm_write_lines(cairn_pool *pool, void *dst, const void *src, size_t 
         cairn__flush_range(pool, dst, len);
         return;
     }
-    CAIRN_TRACE_EV(mem, TR_NTSTORE, 0, dst, len);
     const __m128i *s = src;
     __m128i *d = dst;
     for (size_t i = 0; i < len / 16; i++) _mm_stream_si128(d + i, _mm_load_si128(s + i));
+    CAIRN_TRACE_EV(mem, TR_NTSTORE, 0, dst, len);     /* after: it records what was written */
     SEAM(CAIRN_SEAM_LINES, dst, len);
     cairn__tstats.flushes += nlines;
     if (cairn__write_ns) spin_ns(cairn__write_ns * nlines);
@@ -245,9 +245,9 @@ void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx)
 {
     if (!in_tx && pool && pool->user_flush && !pool->no_persist && len >= 1024 &&
         ((uintptr_t)ptr & 15) == 0 && (len & 15) == 0) {
-        CAIRN_TRACE_EV(mem, TR_NTSTORE, 0, ptr, len);
         __m128i z = _mm_setzero_si128();
         for (char *p = ptr, *end = p + len; p < end; p += 16) _mm_stream_si128((__m128i *)p, z);
+        CAIRN_TRACE_EV(mem, TR_NTSTORE, 0, ptr, len);
         SEAM(CAIRN_SEAM_LINES, ptr, len);
         cairn__tstats.flushes += (len + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
         if (cairn__write_ns) spin_ns(cairn__write_ns * (len / CAIRN_CACHELINE));
@@ -277,6 +277,27 @@ void cairn__dfence_pool(cairn_pool *pool)
     (void)pool;
     SEAM(CAIRN_SEAM_FENCE, NULL, 0);
     sfence();
+}
+
+/* What internal.h's fast paths tell the trace and the seam, from the code
+ * that persisted: the line written back with clwb or streamed whole (after
+ * the instruction), or the fence (before it). */
+void cairn__persist_report(int what, cairn_pool *pool, const void *p)
+{
+    switch (what) {
+    case CAIRN_REPORT_CLWB:
+        CAIRN_TRACE_EV(mem, TR_FLUSH, TR_FLUSH_CLWB, p, 1);
+        SEAM(CAIRN_SEAM_LINES, p, CAIRN_CACHELINE);
+        break;
+    case CAIRN_REPORT_NT:
+        CAIRN_TRACE_EV(mem, TR_NTSTORE, 0, p, CAIRN_CACHELINE);
+        SEAM(CAIRN_SEAM_LINES, p, CAIRN_CACHELINE);
+        break;
+    default:
+        CAIRN_TRACE_EV(ev, TR_FENCE, what == CAIRN_REPORT_DFENCE ? TR_DFENCE : TR_OFENCE, pool, 0);
+        SEAM(CAIRN_SEAM_FENCE, NULL, 0);
+        break;
+    }
 }
 
 /* ---- public ---- */

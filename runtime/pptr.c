@@ -21,7 +21,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
+#include "pptr.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <sys/mman.h>

@@ -44,8 +44,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -283,6 +285,156 @@ static uint64_t trace_addr(const void *p)
     return CAIRN_REL_BIT | ((uint64_t)pool->id << CAIRN_ID_SHIFT) | cairn__off(pool, p);
 }
 
+/* ---- CAIRN_TRACE_IMAGES=DIR: what `cairn crashcheck` rebuilds the media from ----
+ * Stores of code no compiler instrumented (the runtime's own, a plain C
+ * program's) are not in the trace, so the lines they changed are: each pool's
+ * image is written to DIR/pool-ID.img when it opens, and from then on a LINE
+ * record (its 64 bytes in DATA) follows every flushed or streamed line, and
+ * before every fence one for each line that differs from what it held at the
+ * previous fence (found by comparing with a shadow copy, as
+ * tests/unit/crashsim.h does). The comparison reads the whole pool at each
+ * fence: a checking mode, not one to leave on. */
+static const char *images_dir;
+#define MAX_SHADOWS 16
+static struct shadow { const cairn_pool *pool; size_t size; unsigned char *mem; } shadows[MAX_SHADOWS];
+static pthread_mutex_t shadow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void emit_line(unsigned why, const void *line)
+{
+    emit(TR_LINE, why, 0, 0, trace_addr(line), 0);
+    emit_data(line, CAIRN_CACHELINE);
+}
+
+/* the lines [p, p + len) rounded out to whole lines, as they are now */
+static void emit_lines(unsigned why, const void *p, uint64_t len)
+{
+    if (!cairn__pool_of_addr(p)) return;
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(CAIRN_CACHELINE - 1), end = (uintptr_t)p + len;
+    for (; a < end; a += CAIRN_CACHELINE) emit_line(why, (const void *)a);
+}
+
+/* Where a fence was issued, for crash points: up to 8 return addresses
+ * (TR_STACK, the reader resolves them with the debug info), each object
+ * they fall in named once (TR_OBJECT: load base and path). */
+#define MAX_OBJECTS 64
+static uintptr_t objects_seen[MAX_OBJECTS];
+static int nobjects;
+
+static void emit_stack(void)
+{
+    void *frames[10];
+    int n = backtrace(frames, 10);
+    uint64_t addr[8];
+    int k = 0;
+    for (int i = 2; i < n && k < 8; i++) {          /* past emit_stack and the hook */
+        Dl_info info;
+        uintptr_t a = (uintptr_t)frames[i];
+        addr[k++] = a;
+        if (!dladdr(frames[i], &info) || !info.dli_fname) continue;
+        uintptr_t base = (uintptr_t)info.dli_fbase;
+        int j = 0;
+        pthread_mutex_lock(&shadow_lock);
+        while (j < nobjects && objects_seen[j] != base) j++;
+        bool fresh = j == nobjects && nobjects < MAX_OBJECTS;
+        if (fresh) objects_seen[nobjects++] = base;
+        pthread_mutex_unlock(&shadow_lock);
+        if (fresh) {
+            char exe[4096];
+            const char *path = info.dli_fname;
+            if (!*path || !strchr(path, '/')) {    /* the main program: dladdr has argv[0] */
+                ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+                if (len > 0) {
+                    exe[len] = 0;
+                    path = exe;
+                }
+            }
+            emit(TR_OBJECT, 0, 0, 0, 0, base);
+            emit_data(path, strlen(path));
+        }
+    }
+    emit(TR_STACK, 0, 0, 0, 0, (uint64_t)k);
+    emit_data(addr, (size_t)k * sizeof addr[0]);
+}
+
+/* Caller holds shadow_lock. */
+static void shadow_diff(struct shadow *sh)
+{
+    const cairn_pool *pool = sh->pool;
+    if (pool->size > sh->size) {          /* grown: the new part was zeros */
+        unsigned char *m = realloc(sh->mem, pool->size);
+        if (!m) return;
+        memset(m + sh->size, 0, pool->size - sh->size);
+        sh->mem = m;
+        sh->size = pool->size;
+    }
+    const unsigned char *cur = (const unsigned char *)pool->base;
+    for (size_t pg = 0; pg < sh->size; pg += 4096) {
+        size_t n = sh->size - pg < 4096 ? sh->size - pg : 4096;
+        if (!memcmp(cur + pg, sh->mem + pg, n)) continue;
+        for (size_t l = pg; l < pg + n; l += CAIRN_CACHELINE) {
+            if (!memcmp(cur + l, sh->mem + l, CAIRN_CACHELINE)) continue;
+            memcpy(sh->mem + l, cur + l, CAIRN_CACHELINE);
+            emit_line(TR_LINE_AT_FENCE, cur + l);
+        }
+    }
+}
+
+static void shadows_diff(void)
+{
+    pthread_mutex_lock(&shadow_lock);
+    for (int i = 0; i < MAX_SHADOWS; i++)
+        if (shadows[i].pool) shadow_diff(&shadows[i]);
+    pthread_mutex_unlock(&shadow_lock);
+}
+
+static void write_image(const cairn_pool *pool)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pool-%u.img", images_dir, (unsigned)pool->id);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return;                   /* opened before: the first image is the start */
+    for (size_t done = 0; done < pool->size;) {
+        ssize_t w = write(fd, pool->base + done, pool->size - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            fprintf(stderr, "cairn: CAIRN_TRACE_IMAGES: writing %s failed: %s; free space "
+                    "there or point CAIRN_TRACE_IMAGES elsewhere\n", path,
+                    w < 0 ? strerror(errno) : "short write");
+            break;
+        }
+        done += (size_t)w;
+    }
+    close(fd);
+}
+
+static void shadow_open(const cairn_pool *pool)
+{
+    write_image(pool);
+    pthread_mutex_lock(&shadow_lock);
+    for (int i = 0; i < MAX_SHADOWS; i++) {
+        if (shadows[i].pool) continue;
+        unsigned char *m = malloc(pool->size);
+        if (m) {
+            memcpy(m, pool->base, pool->size);
+            shadows[i] = (struct shadow){ pool, pool->size, m };
+        }
+        break;
+    }
+    pthread_mutex_unlock(&shadow_lock);
+}
+
+static void shadow_close(const cairn_pool *pool)
+{
+    pthread_mutex_lock(&shadow_lock);
+    for (int i = 0; i < MAX_SHADOWS; i++) {
+        if (shadows[i].pool != pool) continue;
+        shadow_diff(&shadows[i]);
+        free(shadows[i].mem);
+        shadows[i] = (struct shadow){ 0 };
+    }
+    pthread_mutex_unlock(&shadow_lock);
+}
+
 /* ---- the hooks ----
  * A signal handler that writes PM while its thread is recording an event
  * would take the same buffer slot (or the file lock the thread holds):
@@ -306,7 +458,9 @@ static void hook_leave(void)
 void cairn__trace_ev(unsigned type, unsigned aux, const cairn_pool *pool, uint64_t arg)
 {
     if (!hook_enter()) return;
+    if (images_dir && type == TR_FENCE) shadows_diff();
     emit(type, aux, 0, pool ? pool->id : 0, 0, arg);
+    if (images_dir && type == TR_FENCE) emit_stack();
     hook_leave();
 }
 
@@ -314,6 +468,8 @@ void cairn__trace_mem(unsigned type, unsigned aux, const void *p, uint64_t arg)
 {
     if (!hook_enter()) return;
     emit(type, aux, 0, 0, trace_addr(p), arg);
+    if (images_dir && type == TR_FLUSH) emit_lines(TR_LINE_FLUSHED, p, arg * CAIRN_CACHELINE);
+    if (images_dir && type == TR_NTSTORE) emit_lines(TR_LINE_NT, p, arg);
     hook_leave();
 }
 
@@ -322,6 +478,7 @@ void cairn__trace_pool_open(const cairn_pool *pool, unsigned how)
     if (!hook_enter()) return;
     emit(TR_POOL_OPEN, how, 0, pool->id, (uint64_t)(uintptr_t)pool->base, pool->size);
     emit_data(pool->path, strlen(pool->path));
+    if (images_dir) shadow_open(pool);
     hook_leave();
 }
 
@@ -335,6 +492,7 @@ static void write_all_buffers(void)
 void cairn__trace_pool_close(const cairn_pool *pool)
 {
     if (!hook_enter()) return;
+    if (images_dir) shadow_close(pool);
     emit(TR_POOL_CLOSE, 0, 0, pool->id, (uint64_t)(uintptr_t)pool->base, pool->size);
     write_all_buffers();
     hook_leave();
@@ -541,6 +699,8 @@ void cairn__trace_init(void)
     }
     trace_fd = fd;
     trace_path = path;
+    const char *img = getenv("CAIRN_TRACE_IMAGES");
+    if (img && *img) images_dir = img;
     pthread_atfork(NULL, NULL, trace_atfork_child);
     atexit(trace_finish);             /* before the pools' atexit: runs after it */
     atomic_store(&cairn__trace_on, true);

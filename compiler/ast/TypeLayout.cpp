@@ -9,6 +9,7 @@
 #include "TypeLayout.h"
 
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
 #include "clang/AST/RecordLayout.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
@@ -172,6 +173,22 @@ private:
     text_ += ':';
     num(layout.getAlignment().getQuantity());
     text_ += '{';
+    // C++: a vtable pointer and the base classes, before the fields (a C
+    // struct, or a C++ one with neither, reads as before)
+    if (const auto *cxx = dyn_cast<CXXRecordDecl>(def)) {
+      if (cxx->isDynamicClass())
+        text_ += "^vptr;";
+      for (const CXXBaseSpecifier &b : cxx->bases()) {
+        const CXXRecordDecl *bd = b.getType()->getAsCXXRecordDecl();
+        text_ += b.isVirtual() ? "^virtual@" : "^base@";
+        if (bd)
+          num((b.isVirtual() ? layout.getVBaseClassOffset(bd)
+                             : layout.getBaseClassOffset(bd)).getQuantity() * 8);
+        text_ += '=';
+        type(b.getType());
+        text_ += ';';
+      }
+    }
     for (const FieldDecl *field : def->fields()) {
       text_ += field->getName();          // empty for anonymous members
       text_ += '@';

@@ -9,9 +9,11 @@
 //   preprocessing and compiling: -D__CAIRN_CC__ (cairn.h's marker form);
 //   linking:    libcairn_cc_rt.a, then libcairn (shared if built, else
 //               static), then -lpthread.
-// Its parts are found relative to the executable, in the build tree
-// (build/compiler/cairn-cc, build/runtime/libcairn.*) or an install
-// (bin/cairn-cc, lib/cairn/*, lib/libcairn.*, include/).
+// Its parts are found relative to the executable, never at a path fixed at
+// build time: in the build tree (build/compiler/cairn-cc beside its parts,
+// build/runtime/libcairn.*) or in an install (PREFIX/bin/cairn-cc,
+// PREFIX/LIBDIR/cairn/*, PREFIX/LIBDIR/libcairn.*, PREFIX/include/cairn.h;
+// packaging/CairnInstall.cmake, docs/install.md).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -61,35 +63,95 @@ std::string firstExisting(const std::vector<std::string> &cands) {
   return "";
 }
 
+// Install directories relative to the installed bin/ (from CMake's
+// GNUInstallDirs); a driver built without the install rules assumes the
+// usual PREFIX/{bin,lib,include}.
+#ifndef CAIRN_LIBDIR_FROM_BINDIR
+#define CAIRN_LIBDIR_FROM_BINDIR "../lib"
+#endif
+#ifndef CAIRN_INCLUDEDIR_FROM_BINDIR
+#define CAIRN_INCLUDEDIR_FROM_BINDIR "../include"
+#endif
+
 struct Layout {
   std::string clang, plugin, typeIdPlugin, include, rtlib, libShared, libStatic, wsetDir;
+  // cairn-c++: libstdc++'s node functions (for real pools; for the heap),
+  // operator new/delete in the heap
+  std::string cxxRtlib, cxxRtlibHeap, cxxHeapLib;
+  std::string driverMode;   // cairn-c++ through a clang given as CAIRN_CLANG
 };
 
-Layout findLayout() {
+// Invoked as cairn-c++ (any name ending in "++"): clang++ and C++ inputs.
+bool cxxMode(const char *argv0) {
+  std::string n = argv0;
+  n = n.substr(n.rfind('/') + 1);
+  return n.size() >= 2 && n.compare(n.size() - 2, 2, "++") == 0;
+}
+
+// Each part: first where the build tree keeps it, then where an install does.
+Layout findLayout(bool cxx) {
   std::string d = selfDir();
+  std::string lib = d + "/" CAIRN_LIBDIR_FROM_BINDIR, priv = lib + "/cairn";
   Layout L;
-  const char *envClang = getenv("CAIRN_CLANG");
-  L.clang = envClang && *envClang ? envClang : CAIRN_CLANG_DEFAULT;
-  L.plugin = firstExisting({d + "/CairnPass.so", d + "/../lib/cairn/CairnPass.so"});
-  L.typeIdPlugin = firstExisting({d + "/CairnTypeId.so", d + "/../lib/cairn/CairnTypeId.so"});
-  L.include = firstExisting({d + "/include/cairn.h", d + "/../include/cairn.h"});
+  const char *envClang = getenv(cxx ? "CAIRN_CLANGXX" : "CAIRN_CLANG");
+  L.clang = envClang && *envClang ? envClang : cxx ? CAIRN_CLANGXX_DEFAULT : CAIRN_CLANG_DEFAULT;
+  const char *envC = getenv("CAIRN_CLANG");
+  if (cxx && !(envClang && *envClang) && envC && *envC) {
+    // only CAIRN_CLANG given (a wrapper, e.g. the sanitizer builds'): run it
+    // as clang++
+    L.clang = envC;
+    L.driverMode = "--driver-mode=g++";
+  }
+  L.plugin = firstExisting({d + "/CairnPass.so", priv + "/CairnPass.so"});
+  L.typeIdPlugin = firstExisting({d + "/CairnTypeId.so", priv + "/CairnTypeId.so"});
+  L.include = firstExisting({d + "/include/cairn.h",
+                             d + "/" CAIRN_INCLUDEDIR_FROM_BINDIR "/cairn.h"});
   if (!L.include.empty())
     L.include = L.include.substr(0, L.include.rfind('/'));
-  L.rtlib = firstExisting({d + "/libcairn_cc_rt.a", d + "/../lib/cairn/libcairn_cc_rt.a"});
-  L.libShared = firstExisting({d + "/../runtime/libcairn.so", d + "/../lib/libcairn.so"});
-  L.libStatic = firstExisting({d + "/../runtime/libcairn.a", d + "/../lib/libcairn.a"});
-  L.wsetDir = firstExisting({d + "/wset", d + "/../lib/cairn/wset"});
+  L.rtlib = firstExisting({d + "/libcairn_cc_rt.a", priv + "/libcairn_cc_rt.a"});
+  L.libShared = firstExisting({d + "/../runtime/libcairn.so", lib + "/libcairn.so"});
+  L.libStatic = firstExisting({d + "/../runtime/libcairn.a", lib + "/libcairn.a"});
+  L.wsetDir = firstExisting({d + "/wset", priv + "/wset"});
+  L.cxxRtlib = firstExisting({d + "/libcairn_cxx_rt.a", priv + "/libcairn_cxx_rt.a"});
+  L.cxxRtlibHeap = firstExisting({d + "/libcairn_cxx_rt_heap.a", priv + "/libcairn_cxx_rt_heap.a"});
+  L.cxxHeapLib = firstExisting({d + "/libcairn_pheap_cxx.a", priv + "/libcairn_pheap_cxx.a"});
   return L;
 }
 
-void usage() {
+// The directory a library was found in, without "..": the -rpath given
+// to programs linked against libcairn.so. Empty for a directory the
+// dynamic loader searches anyway (an install into /usr).
+std::string rpathFor(const std::string &libPath) {
+  std::string dir = libPath.substr(0, libPath.rfind('/'));
+  char *real = realpath(dir.c_str(), nullptr);
+  if (real) {
+    dir = real;
+    free(real);
+  }
+  for (const char *sys : {"/usr/lib", "/usr/lib/x86_64-linux-gnu", "/lib",
+                          "/lib/x86_64-linux-gnu"})
+    if (dir == sys)
+      return "";
+  return dir;
+}
+
+void usage(bool cxx) {
+  if (cxx)
+    printf("usage: cairn-c++ [clang++ options] [cairn options] files...\n"
+           "\n"
+           "A drop-in CXX: every clang++ 19 option works (C++17, C++20). cairn-c++\n"
+           "is cairn-cc for C++: the same pass and options, template code (the\n"
+           "standard containers, Boost, Armadillo) instrumented like the program's\n"
+           "own, libstdc++'s node functions rebuilt with the pass, and with\n"
+           "--persistent-heap every operator new/delete in the heap.\n");
+  else
+    printf("usage: cairn-cc [clang options] [cairn options] files...\n"
+           "\n"
+           "A drop-in CC: every clang 19 option works. cairn-cc compiles with\n"
+           "cairn's pass (undo logging of every store that may reach persistent\n"
+           "memory, relative pointers in PM, pointer-safety checks) and links\n"
+           "libcairn. For C++, use cairn-c++.\n");
   printf(
-      "usage: cairn-cc [clang options] [cairn options] files...\n"
-      "\n"
-      "A drop-in CC: every clang 19 option works. cairn-cc compiles with\n"
-      "cairn's pass (undo logging of every store that may reach persistent\n"
-      "memory, relative pointers in PM, pointer-safety checks) and links\n"
-      "libcairn.\n"
       "\n"
       "cairn options:\n"
       "  --help                    this text\n"
@@ -257,20 +319,22 @@ int main(int argc0, char **argv0) {
   argvv.push_back(nullptr);
   int argc = (int)expanded.size();
   char **argv = argvv.data();
-  Layout L = findLayout();
+  const bool cxx = cxxMode(argv[0]);
+  Layout L = findLayout(cxx);
   std::vector<std::string> user, extraWsets;
   bool link = true, compileSource = false, preprocessOnly = false,
        shared = false, staticRuntime = false, instrument = true, anyInput = false;
   std::vector<std::string> mllvm;
   bool persistentHeap = false, printTypeIds = false, languageSet = false;
   bool cSource = false, preprocessedInput = false, headerOnly = false, partialLink = false;
+  bool cxxSource = false;
   std::string lang;
   std::string heapFile, genFile, genObj;
 
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--help" || a == "-help") {
-      usage();
+      usage(cxx);
       return 0;
     }
     if (a == "--cairn-config") {
@@ -382,10 +446,13 @@ int main(int argc0, char **argv0) {
     case Input::Preprocessed: compileSource = preprocessedInput = true; break;
     case Input::IR: compileSource = true; break;
     case Input::CPlusPlus:
-      fprintf(stderr, "cairn-cc: %s is C++; cairn-cc compiles C only (its pass, "
-                      "runtime and write-sets are for C); build C++ with clang++ and "
-                      "keep the code that works on pools in C files\n", a.c_str());
-      return 2;
+      if (!cxx) {
+        fprintf(stderr, "cairn-cc: %s is C++; compile it with cairn-c++ (the same "
+                        "options, clang++ with cairn's pass)\n", a.c_str());
+        return 2;
+      }
+      cSource = compileSource = cxxSource = true;
+      break;
     case Input::Other: break;
     }
   }
@@ -395,6 +462,8 @@ int main(int argc0, char **argv0) {
     link = false; // e.g. cairn-cc --version, cairn-cc -v
 
   std::vector<std::string> args = {L.clang};
+  if (!L.driverMode.empty())
+    args.push_back(L.driverMode);
   args.insert(args.end(), user.begin(), user.end());
   // cairn.h and its macros only where C is preprocessed: on a .i, .ll or
   // .bc alone clang would warn that -I went unused (an error with -Werror)
@@ -407,14 +476,22 @@ int main(int argc0, char **argv0) {
     // cairn.h's CAIRN_TYPE_ID marker, which the type-id plugin rewrites; a
     // preprocessed file keeps the marker for the compile that follows.
     args.push_back("-D__CAIRN_CC__=1");
+    // libstdc++ declares most of its std::string, stream and locale
+    // templates "extern": the program would call copies compiled into
+    // libstdc++.so, outside cairn's pass. The prelude turns those
+    // declarations off, so every template the program uses is instantiated
+    // in it and instrumented (docs/compiler.md, "C++").
+    if (cxx && (cxxSource || cSource) && !L.include.empty())
+      args.insert(args.end(), {"-include", L.include + "/cairn_cxx_prelude.h"});
   }
   if ((cSource || preprocessedInput) && !preprocessOnly) {
     // Type ids come from the layout whenever cairn-cc compiles, so that
     // -fno-cairn objects open the same pools. Without the plugin cairn.h's
     // marker type has an unknown attribute, which cairn.h makes an error.
     if (L.typeIdPlugin.empty()) {
-      fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s; "
-                      "build the cairn-cc target\n", selfDir().c_str());
+      fprintf(stderr, "cairn-cc: CairnTypeId.so not found next to %s or in %s/"
+                      CAIRN_LIBDIR_FROM_BINDIR "/cairn; build the cairn-cc target, "
+                      "or reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     args.push_back("-fplugin=" + L.typeIdPlugin);
@@ -423,8 +500,9 @@ int main(int argc0, char **argv0) {
   }
   if (compileSource && !preprocessOnly && instrument) {
     if (L.plugin.empty()) {
-      fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s; "
-                      "build the cairn-cc target\n", selfDir().c_str());
+      fprintf(stderr, "cairn-cc: CairnPass.so not found next to %s or in %s/"
+                      CAIRN_LIBDIR_FROM_BINDIR "/cairn; build the cairn-cc target, "
+                      "or reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     args.insert(args.end(), {"-fpass-plugin=" + L.plugin, "-Xclang", "-load",
@@ -454,6 +532,16 @@ int main(int argc0, char **argv0) {
     args.insert(args.end(), {"-x", "none"});   // the libraries below are not C
   if (link && persistentHeap) {
     std::string dir = L.rtlib.substr(0, L.rtlib.rfind('/'));
+    if (cxx) {
+      // operator new/delete in the heap; before libcairn_pheap.a, which
+      // defines the __wrap_malloc they call
+      if (L.cxxHeapLib.empty()) {
+        fprintf(stderr, "cairn-c++: libcairn_pheap_cxx.a not found next to %s; build "
+                        "the cairn_pheap_cxx target\n", selfDir().c_str());
+        return 2;
+      }
+      args.push_back(L.cxxHeapLib);
+    }
     args.push_back(dir + "/libcairn_pheap.a");
     args.push_back("-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,"
                    "--wrap=reallocarray,--wrap=malloc_usable_size,--wrap=getline,"
@@ -491,6 +579,18 @@ int main(int argc0, char **argv0) {
       args.push_back(genObj);
     }
   }
+  if (link && cxx) {
+    // ahead of libstdc++ (which clang++ adds last): the program's calls to
+    // the tree and list node functions bind to cairn's instrumented copies
+    const std::string &rt = persistentHeap ? L.cxxRtlibHeap : L.cxxRtlib;
+    if (rt.empty()) {
+      fprintf(stderr, "cairn-c++: %s not found next to %s; build the cairn_cxx_rt "
+                      "target\n", persistentHeap ? "libcairn_cxx_rt_heap.a"
+                                                 : "libcairn_cxx_rt.a", selfDir().c_str());
+      return 2;
+    }
+    args.push_back(rt);
+  }
   if (link) {
     if (!L.rtlib.empty()) {
       args.push_back(L.rtlib);
@@ -499,14 +599,15 @@ int main(int argc0, char **argv0) {
                                                               : L.libStatic;
     if (lib.empty()) {
       fprintf(stderr, "cairn-cc: libcairn not found (looked in %s/../runtime and "
-                      "%s/../lib); build the `cairn` target\n",
-              selfDir().c_str(), selfDir().c_str());
+                      "%s/" CAIRN_LIBDIR_FROM_BINDIR "); build the `cairn` target, or "
+                      "reinstall cairn\n", selfDir().c_str(), selfDir().c_str());
       return 2;
     }
     if (!(shared && lib == L.libStatic)) {
       args.push_back(lib);
-      if (lib == L.libShared)
-        args.push_back("-Wl,-rpath," + lib.substr(0, lib.rfind('/')));
+      std::string rpath = lib == L.libShared ? rpathFor(lib) : "";
+      if (!rpath.empty())
+        args.push_back("-Wl,-rpath," + rpath);
     }
     args.push_back("-lpthread");
   }

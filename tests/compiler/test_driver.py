@@ -237,11 +237,11 @@ def test_other_targets_are_refused(cairn_cc, tmp_path, args, message):
 
 
 @pytest.mark.parametrize("name", ["x.cpp", "x.cc"])
-def test_cplusplus_is_refused_in_one_line(cairn_cc, tmp_path, name):
+def test_cplusplus_under_cairn_cc_points_to_cairn_cxx(cairn_cc, tmp_path, name):
     (tmp_path / name).write_text("int main() { return 0; }\n")
     r = subprocess.run([str(cairn_cc), str(tmp_path / name), "-o", str(tmp_path / "x")],
                        capture_output=True, text=True)
-    assert r.returncode != 0 and "cairn-cc compiles C only" in r.stderr
+    assert r.returncode != 0 and "compile it with cairn-c++" in r.stderr
     assert len(r.stderr.splitlines()) == 1
 
 

@@ -14,32 +14,90 @@
 #   bzip2    bzip2 1.0.8-5          make test: 3 compressions, 3 decompressions
 #   pcre2    pcre2 10.42-1          make check: RunTest, RunGrepTest, POSIX test
 #                                   (8-bit library, JIT off)
+#   tinyxml2 tinyxml2 9.0.0-1       xmltest (its own suite, C++, built by
+#                                   cairn-c++ --persistent-heap)
 #   jq       jq 1.6-2.1+deb12u2     tests/jqtest, shtest, utf8test, base64test,
 #                                   optionaltest (built without autotools); its
 #                                   jqtest failure (1 run in 3) was fixed in
 #                                   session 10; 11/11 runs passed since
 #
-# Sources come from deb.debian.org through apt-get source with a private
-# apt configuration (deb-src lines, package lists and downloads under the
-# cache), so the machine's own apt setup is neither needed nor touched.
-# The cache is $CAIRN_DEBIAN_CACHE, default $CAIRN_BUILD/debian; downloads
-# are kept there, packages are unpacked afresh for every run. Logs:
-# CACHE/logs/PACKAGE.log. Environment: CAIRN_BUILD (default ./build),
-# CAIRN_DEBIAN_MIRROR (default http://deb.debian.org/debian),
-# CAIRN_DEBIAN_SUITE (default: this system's codename, else bookworm).
+# Sources come through apt-get source from the Debian archive that the
+# machine's own apt configuration uses for SUITE's main component (its
+# /etc/apt/sources.list and sources.list.d/*.list lines and deb822
+# *.sources files), with a private apt configuration (deb-src lines,
+# package lists and downloads under the cache), so the machine's apt setup
+# is read but never changed. The cache is $CAIRN_DEBIAN_CACHE, default
+# $CAIRN_BUILD/debian; downloads are kept there, packages are unpacked
+# afresh for every run. Logs: CACHE/logs/PACKAGE.log. Environment:
+# CAIRN_BUILD (default ./build), CAIRN_DEBIAN_MIRROR (the archive's URI;
+# default: from the apt configuration), CAIRN_DEBIAN_SUITE (default: this
+# system's codename, else bookworm), CAIRN_APT_ETC (the apt configuration
+# directory read, default /etc/apt).
+#
+#   tests/debian/run.sh --mirror   print the archive and suite it would use
 #
 # Prints one line per package: PASS/FAIL, tests passed, seconds. Exits 1
 # when any package fails, including when its source cannot be fetched.
 # A heap file left in /dev/shm by the suites is a failure too.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${CAIRN_BUILD:-$root/build}" && pwd) || { echo "no build directory"; exit 2; }
-cc="$build/compiler/cairn-cc"
-[ -x "$cc" ] || { echo "debian: $cc is not built"; exit 2; }
-cache=${CAIRN_DEBIAN_CACHE:-$build/debian}
-mirror=${CAIRN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# apt_mirror SUITE: the URI of the first archive in the machine's apt
+# configuration that serves SUITE with the main component (apt's own order:
+# sources.list, then sources.list.d/ by name; disabled deb822 entries
+# skipped); nothing when there is none.
+apt_mirror() {
+    local etc=${CAIRN_APT_ETC:-/etc/apt} f
+    for f in "$etc/sources.list" "$etc"/sources.list.d/*.list "$etc"/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        case $f in
+        *.sources) awk -v suite="$1" '
+            function has(list, word,   n, i, w) {
+                n = split(list, w, /[ \t]+/)
+                for (i = 1; i <= n; i++) if (w[i] == word) return 1
+                return 0
+            }
+            function flush() {
+                if ((has(f["types"], "deb") || has(f["types"], "deb-src")) &&
+                    has(f["suites"], suite) && has(f["components"], "main") &&
+                    tolower(f["enabled"]) != "no") {
+                    sub(/^[ \t]+/, "", f["uris"]); split(f["uris"], u, /[ \t]+/)
+                    print u[1]; found = 1; exit
+                }
+                delete f
+            }
+            /^#/ { next }
+            /^[ \t]*$/ { flush(); next }
+            /^[ \t]/ { sub(/^[ \t]+/, ""); f[key] = f[key] " " $0; next }
+            { key = tolower(substr($0, 1, index($0, ":") - 1))
+              f[key] = substr($0, index($0, ":") + 1); sub(/^[ \t]+/, "", f[key]) }
+            END { if (!found) flush() }' "$f" ;;
+        *) awk -v suite="$1" '
+            { sub(/#.*/, ""); gsub(/\[[^]]*\]/, "") }
+            ($1 == "deb" || $1 == "deb-src") && $3 == suite {
+                for (i = 4; i <= NF; i++) if ($i == "main") { print $2; exit }
+            }' "$f" ;;
+        esac
+    done | head -n 1
+}
+
 suite=${CAIRN_DEBIAN_SUITE:-$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-bookworm}")}
 [ -n "$suite" ] || suite=bookworm
+mirror=${CAIRN_DEBIAN_MIRROR:-$(apt_mirror "$suite")}
+if [ -z "$mirror" ]; then
+    echo "debian: no archive for $suite main in ${CAIRN_APT_ETC:-/etc/apt}/sources.list*;" \
+         "set CAIRN_DEBIAN_MIRROR to the Debian archive's URI" >&2
+    exit 2
+fi
+if [ "${1:-}" = --mirror ]; then
+    echo "$mirror $suite"
+    exit 0
+fi
+build=$(cd "${CAIRN_BUILD:-$root/build}" && pwd) || { echo "no build directory"; exit 2; }
+cc="$build/compiler/cairn-cc"
+cxx="$build/compiler/cairn-c++"
+[ -x "$cc" ] || { echo "debian: $cc is not built"; exit 2; }
+cache=${CAIRN_DEBIAN_CACHE:-$build/debian}
 export CAIRN_PMEM_FORCE=${CAIRN_PMEM_FORCE:-1}
 jobs=2
 mkdir -p "$cache"/{apt/lists/partial,apt/archives/partial,src,work,logs}
@@ -84,13 +142,15 @@ unpack() {
 }
 
 # Each build_PKG runs in the unpacked tree, output to the log, and prints
-# "PASSED TOTAL" on its last line when the suite ran to its end.
+# "PASSED TOTAL STATUS" on its last line when the suite ran to its end:
+# the counts from the suite's own output, and the suite's exit status. A
+# package passes only when PASSED equals TOTAL, TOTAL > 0 and STATUS is 0.
 build_zlib() {
     CC="$cc --persistent-heap" CFLAGS="-O2 -g" ./configure --static || return 1
-    make -j$jobs test || return 1
-    local ok
+    make -j$jobs test
+    local rc=$? ok
     ok=$(grep -c "zlib .*test OK" "$log")
-    echo "$ok 2"
+    echo "$ok 2 $rc"
 }
 
 build_jansson() {
@@ -99,8 +159,9 @@ build_jansson() {
         -DJANSSON_BUILD_DOCS=OFF -DJANSSON_EXAMPLES=OFF || return 1
     make -j$jobs || return 1
     ctest -j$jobs --output-on-failure
+    local rc=$?
     sed -n 's/^[0-9]*% tests passed, \([0-9]*\) tests failed out of \([0-9]*\)$/\1 \2/p' "$log" |
-        tail -n 1 | awk '{ print $2 - $1, $2 }'
+        tail -n 1 | awk -v rc=$rc '{ print $2 - $1, $2, rc }'
 }
 
 build_expat() {
@@ -115,16 +176,31 @@ build_expat() {
     sed -i 's/^#define XML_DTD$/#define XML_DTD 1/' expat_config.h
     make -j$jobs runtests || return 1
     ./tests/runtests
-    sed -n 's/^100%: Checks: \([0-9]*\), Failed: 0$/\1 \1/p' "$log" | tail -n 1
+    local rc=$?
+    sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failed: \([0-9]*\)$/\1 \2/p' "$log" |
+        tail -n 1 | awk -v rc=$rc '{ print $1 - $2, $1, rc }'
 }
 
 build_bzip2() {
-    # "all" builds the library and bzip2, then runs "test": bzip2 compresses
-    # the three samples at -1..-3 and decompresses the reference .bz2 files,
-    # and cmp compares each with the expected bytes (six comparisons).
-    make -j$jobs CC="$cc --persistent-heap" CFLAGS="-O2 -g -D_FILE_OFFSET_BITS=64" all ||
-        return 1
-    echo "6 6"
+    # "all" builds the library and bzip2, then runs "test" (which stops at
+    # the first difference). The same six checks are then counted here:
+    # bzip2 compresses the three samples at -1..-3 and decompresses the
+    # reference .bz2 files, and cmp compares each with the expected bytes.
+    # bzip2 links the shared libbz2 built here (LD_LIBRARY_PATH=., as in
+    # the Makefile), not the system's: checked before the counts.
+    make -j$jobs CC="$cc --persistent-heap" CFLAGS="-O2 -g -D_FILE_OFFSET_BITS=64" all
+    local rc=$? n d passed=0 total=0
+    export LD_LIBRARY_PATH=.${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    ldd ./bzip2 | grep -q 'libbz2\.so\.1\.0 => \./libbz2\.so\.1\.0' || return 1
+    for n in 1 2 3; do
+        total=$((total + 2))
+        d=-d; [ $n = 3 ] && d=-ds
+        ./bzip2 -$n <sample$n.ref >sample$n.cairn.bz2 && cmp sample$n.bz2 sample$n.cairn.bz2 &&
+            passed=$((passed + 1))
+        ./bzip2 $d <sample$n.bz2 >sample$n.cairn.tst && cmp sample$n.cairn.tst sample$n.ref &&
+            passed=$((passed + 1))
+    done
+    echo "$passed $total $rc"
 }
 
 build_pcre2() {
@@ -141,7 +217,8 @@ build_pcre2() {
         return 1
     make -j$jobs || return 1
     make -j$jobs check
-    awk '/^# TOTAL:/ { t = $3 } /^# PASS:/ { p = $3 } END { print p + 0, t + 0 }' "$log"
+    local rc=$?
+    awk -v rc=$rc '/^# TOTAL:/ { t = $3 } /^# PASS:/ { p = $3 } END { print p + 0, t + 0, rc }' "$log"
 }
 
 build_jq() {
@@ -180,10 +257,23 @@ build_jq() {
             echo "== tests/$t FAILED"
         fi
     done
-    echo "$passed $total"
+    echo "$passed $total $((passed == total ? 0 : 1))"
 }
 
-all_pkgs=(zlib jansson expat bzip2 pcre2 jq)
+# tinyxml2: C++ (cairn-c++); xmltest prints "Pass N, Fail M" and exits non-zero
+# when anything failed
+build_tinyxml2() {
+    "$cxx" --persistent-heap -O2 -g tinyxml2.cpp xmltest.cpp -o xmltest || return 1
+    mkdir -p resources/out
+    ./xmltest
+    local rc=$? pass fail
+    read -r pass fail < <(sed -n 's/^Pass \([0-9]*\), Fail \([0-9]*\).*/\1 \2/p' "$log" | tail -n 1)
+    [ -n "$pass" ] || return 1
+    [ $rc -eq 0 ] || fail=$((fail > 0 ? fail : 1))
+    echo "$pass $((pass + fail))"
+}
+
+all_pkgs=(zlib jansson expat bzip2 pcre2 jq tinyxml2)
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=("${all_pkgs[@]}")
 heaps_before=$(ls /dev/shm/cairn-heap-*.pool 2>/dev/null | sort)
@@ -212,11 +302,13 @@ for pkg in "${pkgs[@]}"; do
     (cd "$dir" && "build_$pkg") >>"$log" 2>&1 </dev/null
     result=$(tail -n 1 "$log")
     secs=$(( $(date +%s) - start ))
-    read -r passed total <<<"$result"
-    if [[ "$passed" =~ ^[0-9]+$ && "$total" =~ ^[0-9]+$ && $total -gt 0 && $passed -eq $total ]]; then
+    read -r passed total suite_rc <<<"$result"
+    if [[ "$passed" =~ ^[0-9]+$ && "$total" =~ ^[0-9]+$ && $total -gt 0 && $passed -eq $total &&
+          "$suite_rc" == 0 ]]; then
         echo "$pkg $ver: PASS ($passed/$total tests, ${secs}s)"
     else
-        echo "$pkg $ver: FAIL (${passed:-?}/${total:-?} tests, ${secs}s; see $log)"
+        echo "$pkg $ver: FAIL (${passed:-?}/${total:-?} tests, suite exit ${suite_rc:-?}," \
+             "${secs}s; see $log)"
         tail -n 15 "$log" | sed 's/^/    /'
         status=1
     fi

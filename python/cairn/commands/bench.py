@@ -29,6 +29,7 @@ from pathlib import Path
 
 from cairn import paths
 from cairn.argtypes import positive_int
+from cairn.results import verdict
 
 try:
     from tqdm import tqdm
@@ -456,7 +457,8 @@ def render(report, markdown=False):
                          "-" if ratio is None else
                          f"{ratio:.2f}x ({e['ratio_min']:.2f}-{e['ratio_max']:.2f})",
                          f">= {e['goal']:g}x",
-                         "-" if ratio is None else ("met" if ratio >= e["goal"] else "NOT met")])
+                         "-" if ratio is None else verdict(e["ratio_min"], e["ratio_max"],
+                                                           e["goal"])])
         parts.append("Throughput, median of %d rounds; in each round the two libraries run "
                      "the operation back to back; ratio = cairn/pmemobj throughput, median of "
                      "the rounds' ratios (min-max); ns/op is per thread:\n"

@@ -98,11 +98,7 @@ class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
 
 
 def _cairn_cc():
-    p = paths.build_dir() / "compiler" / "cairn-cc"
-    if not p.exists():
-        raise SystemExit(f"cairn: cairn-cc is not built in {paths.build_dir()} "
-                         f"(ninja -C {paths.build_dir()} cairn-cc)")
-    return p
+    return paths.tool("cairn-cc")
 
 
 def run_config(args):

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""cairn crashcheck's measured numbers, written as JSON for docs/RESULTS.md.
+
+    CAIRN_BUILD=build bench/crashcheck/run.py --json bench/crashcheck/results/crashcheck.json
+
+1. States per second, side by side in one run, on one trace
+   (tests/crashcheck/many_lines.c, --lines lines flushed together: 2^lines
+   states at one fence): cairn-crashcheck's forked built-in check against
+   the process-per-state approach of tests/unit/crashsim.h (the image
+   written whole and a checker spawned per state: --check 'cairn-pool check
+   {pool}'), alternating, --rounds rounds. CPU seconds are the run's and its
+   children's (getrusage), steadier than the wall clock on a shared machine.
+2. States per workload: the kvstore example, two cairn-cc --trace compiler
+   test programs, the runtime's own loop (cairn-trace-cost), many_lines.
+3. The seeded bug corpus: failed states of each bug and of its twin.
+"""
+import argparse
+import datetime
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("CAIRN_BUILD", ROOT / "build")).resolve()
+TOOL = BUILD / "runtime" / "cairn-crashcheck"
+GOAL_STATES_PER_S = 10000
+sys.path.insert(0, str(ROOT / "tests" / "crashcheck"))
+
+
+def cpu_of_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cc(src, out, *flags, compiler="cc"):
+    cmd = ([str(BUILD / "compiler" / "cairn-cc"), "--trace"] if compiler == "cairn-cc" else ["cc"])
+    cmd += ["-O1", "-g", *flags, f"-I{ROOT / 'include'}", str(src), "-o", str(out)]
+    if compiler == "cc":
+        cmd += [f"-L{BUILD / 'runtime'}", "-lcairn", f"-Wl,-rpath,{BUILD / 'runtime'}"]
+    subprocess.run(cmd, check=True)
+    return out
+
+
+def crashcheck(work, prog_args, *opts):
+    """`cairn crashcheck` on PROG ARGS: its JSON summary and CPU seconds"""
+    pool = Path(work) / "p.pool"
+    if pool.exists():
+        pool.unlink()
+    out = Path(work) / "r.json"
+    env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE="1", CAIRN_UNLOGGED="off")
+    args = [str(a).replace("POOL", str(pool)) for a in prog_args]
+    opts = [str(o).replace("POOL", str(pool)) for o in opts]
+    c0 = cpu_of_children()
+    subprocess.run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", "--json", str(out),
+                    *opts, "--", *args], env=env, cwd=ROOT / "python",
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cpu = cpu_of_children() - c0
+    if pool.exists():
+        pool.unlink()
+    return json.loads(out.read_text()), cpu
+
+
+def side_by_side(work, lines, rounds):
+    prog = cc(ROOT / "tests" / "crashcheck" / "many_lines.c", Path(work) / "many", f"-DLINES={lines}")
+    tr, img = Path(work) / "t", Path(work) / "img"
+    img.mkdir()
+    env = dict(os.environ, CAIRN_PMEM_FORCE="1", CAIRN_TRACE=str(tr), CAIRN_TRACE_IMAGES=str(img))
+    subprocess.run([str(prog), "run", str(Path(work) / "bench.pool")], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    os.unlink(Path(work) / "bench.pool")
+    methods = [("forked, built-in check", []),
+               ("process per state", ["--check", f"{BUILD / 'runtime' / 'cairn-pool'} check {{pool}} >/dev/null"])]
+    rows = []
+    for r in range(1, rounds + 1):
+        for name, extra in methods:
+            out = Path(work) / "s.json"
+            c0 = cpu_of_children()
+            subprocess.run([str(TOOL), "--quiet", "--nested-every", "0", "--json", str(out), *extra,
+                            str(tr), str(img)], check=True, stdout=subprocess.DEVNULL)
+            cpu = cpu_of_children() - c0
+            j = json.loads(out.read_text())
+            rows.append({"round": r, "method": name, "states": j["states"],
+                         "states_per_second": j["states_per_second"], "cpu_s": cpu,
+                         "cpu_ms_per_state": 1e3 * cpu / j["states"],
+                         "cpu_states_per_second": j["states"] / cpu})
+    pairs = [(a, b) for a in rows for b in rows
+             if a["round"] == b["round"] and a["method"] == methods[0][0] and b["method"] == methods[1][0]]
+    cpu_ratios = [b["cpu_ms_per_state"] / a["cpu_ms_per_state"] for a, b in pairs]
+    wall_ratios = [a["states_per_second"] / b["states_per_second"] for a, b in pairs]
+    forked = [a["cpu_states_per_second"] for a, _ in pairs]
+    lo, hi = min(forked), max(forked)
+    verdict = "met" if lo >= GOAL_STATES_PER_S else "NOT met" if hi < GOAL_STATES_PER_S else "not shown"
+    return rows, {"cpu_ratio_median": statistics.median(cpu_ratios), "cpu_ratio_min": min(cpu_ratios),
+                  "cpu_ratio_max": max(cpu_ratios), "wall_ratio_min": min(wall_ratios),
+                  "wall_ratio_max": max(wall_ratios), "forked_cpu_states_per_s_min": lo,
+                  "forked_cpu_states_per_s_max": hi, "goal_states_per_s": GOAL_STATES_PER_S,
+                  "goal_verdict": verdict}
+
+
+def workloads(work):
+    kv = BUILD / "examples" / "kvstore"
+    progs = ROOT / "tests" / "compiler" / "programs"
+    lst = cc(progs / "list.c", Path(work) / "list", "-O2", compiler="cairn-cc")
+    txc = cc(progs / "tx_cycle.c", Path(work) / "tx_cycle", "-O2", compiler="cairn-cc")
+    many = cc(ROOT / "tests" / "crashcheck" / "many_lines.c", Path(work) / "many12", "-DLINES=12")
+    runs = [
+        ("kvstore example, 30 operations (64 MiB pool)", [kv, "run", "POOL", "30"], []),
+        ("kvstore example, 5 operations, its verify as the check", [kv, "run", "POOL", "5"],
+         ["--check", f"{kv} verify {{pool}}"]),
+        ("list.c, cairn-cc --trace -O2 (stores traced)", [lst, "POOL", "0"], []),
+        ("tx_cycle.c, cairn-cc --trace -O2", [txc, "POOL"], []),
+        ("cairn-trace-cost, 6 iterations (the runtime's own loop)",
+         [BUILD / "bench" / "cairn-trace-cost", "POOL", "6"], []),
+        ("many_lines.c, 12 lines at one fence", [many, "run", "POOL"], ["--nested-every", "0"]),
+    ]
+    out = []
+    for name, args, opts in runs:
+        j, cpu = crashcheck(work, args, *opts)
+        out.append({"workload": name, "crash_points": j["crash_points"], "states": j["states"],
+                    "duplicates": j["duplicates"], "skipped": j["skipped"], "failed": j["failed"],
+                    "cpu_s": cpu})
+    return out
+
+
+def corpus(work):
+    from test_corpus import CORPUS
+    out = []
+    for name, compiler in sorted(CORPUS.items()):
+        row = {"program": name, "compiler": "cairn-cc --trace" if compiler == "cairn-cc" else "cc"}
+        for variant, flags in (("bug", ["-DBUG"]), ("twin", [])):
+            prog = cc(ROOT / "tests" / "crashcheck" / f"{name}.c", Path(work) / f"{name}_{variant}",
+                      *flags, compiler=compiler)
+            j, _ = crashcheck(work, [prog, "run", "POOL"], "--check", f"{prog} check {{pool}}")
+            row[f"{variant}_states"] = j["states"]
+            row[f"{variant}_failed"] = j["failed"]
+        out.append(row)
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json", required=True, help="where to write the results")
+    p.add_argument("--lines", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    if not TOOL.exists():
+        sys.exit(f"bench/crashcheck/run.py: {TOOL} is not built; run scripts/build.sh")
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "runtime"],
+                                capture_output=True, text=True).stdout.strip())
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with tempfile.TemporaryDirectory(prefix="cairn-cc-bench-", dir=base) as work:
+        rows, summary = side_by_side(work, args.lines, args.rounds)
+        wl = workloads(work)
+        cp = corpus(work)
+    result = {"command": "bench/crashcheck/run.py " + " ".join(sys.argv[1:]), "started": started,
+              "source": {"commit": commit, "runtime_dirty": dirty},
+              "config": {"lines": args.lines, "rounds": args.rounds,
+                         "load_average": os.getloadavg()[0], "cpus": os.cpu_count()},
+              "side_by_side": rows, "summary": summary, "workloads": wl, "corpus": cp}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

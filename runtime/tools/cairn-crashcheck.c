@@ -1,0 +1,797 @@
+/*
+ * cairn-crashcheck -- every crash state a trace allows, built and checked
+ * (the native half of `cairn crashcheck`; docs/crashcheck.md).
+ *
+ *   cairn-crashcheck [options] TRACE IMAGES_DIR
+ *
+ * TRACE was written with CAIRN_TRACE and CAIRN_TRACE_IMAGES=IMAGES_DIR
+ * (runtime/trace.c): the image of the first pool the program opened, and
+ * every line it flushed, streamed or changed between fences. The trace is
+ * replayed into the persistency model (crashmodel.h); at each crash point
+ * (every fence, or also every traced store) the states between "only what
+ * is durable" and "everything written" are built and checked.
+ *
+ * How a state is checked without spawning a process per state: the media
+ * image is one file on tmpfs, mapped shared; this process writes a state's
+ * lines into it, a checker process forked once at start (small, so its
+ * forks are cheap) forks a child per state, and the child runs recovery
+ * and the pool check on the file in a private mapping (cairn__check_file),
+ * or copies it and runs the user's --check command. The lines are then put
+ * back. Every --nested-every'th state also has recovery crash midway and
+ * the pool opened (recovered) again.
+ *
+ * Exit status: 0 no state failed, 1 one did, 2 usage or set-up error.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "crashtrace.h"
+#include "internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct {
+    const char *check;               /* user command, {pool} replaced; NULL: built-in */
+    bool every_store;
+    uint64_t max_states;             /* per crash point */
+    uint64_t seed;
+    const char *json, *keep, *workdir;
+    unsigned jobs, nested_every;
+    bool quiet;
+} opt = { .max_states = 4096, .seed = 1, .jobs = 1, .nested_every = 64 };
+
+static void die2(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die2(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("cairn crashcheck: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- the checker: forked once, forks a child per state ---- */
+struct req { uint64_t state; uint32_t nested; uint32_t pad; };
+struct rsp { int32_t status; };
+
+static char media_path[4096], copy_path[4096], log_path[4096];
+
+static int copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    struct stat st;
+    int rc = -1;
+    if (in >= 0 && out >= 0 && fstat(in, &st) == 0) {
+        void *p = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, in, 0) : NULL;
+        if (p != MAP_FAILED) {
+            size_t done = 0;
+            while (done < (size_t)st.st_size) {
+                ssize_t w = write(out, (char *)p + done, (size_t)st.st_size - done);
+                if (w <= 0) break;
+                done += (size_t)w;
+            }
+            if (done == (size_t)st.st_size) rc = 0;
+            if (p) munmap(p, (size_t)st.st_size);
+        }
+    }
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+    return rc;
+}
+
+static int check_problems;
+static void on_check(void *ctx, const char *sev, const char *msg)
+{
+    bool after_close = ctx != NULL;
+    if (!strcmp(sev, "error") || (after_close && strstr(msg, "leaked"))) check_problems++;
+    fprintf(stderr, "check: %s: %s\n", sev, msg);
+}
+
+/* recovery and the pool check in a private mapping: 0 when it finds nothing */
+static int builtin_check(const char *path, bool after_close)
+{
+    struct cairn_check_report rep;
+    memset(&rep, 0, sizeof rep);
+    check_problems = 0;
+    int rc = cairn__check_file(path, true, on_check, after_close ? (void *)1 : NULL, &rep);
+    return rc != 0 || check_problems ? 1 : 0;
+}
+
+static int user_check(const char *path)
+{
+    size_t n = strlen(opt.check) + 1;
+    for (const char *c = opt.check; (c = strstr(c, "{pool}")); c += 6) n += strlen(path);
+    char *cmd = malloc(n);
+    if (!cmd) return 125;
+    char *o = cmd;
+    for (const char *c = opt.check; *c;) {
+        if (!strncmp(c, "{pool}", 6)) {
+            o = stpcpy(o, path);
+            c += 6;
+        } else {
+            *o++ = *c++;
+        }
+    }
+    *o = 0;
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    fprintf(stderr, "cannot run /bin/sh: %s\n", strerror(errno));
+    return 125;
+}
+
+static int fence_to_crash, fences_seen;
+static void crash_in_recovery(int what, const void *p, size_t len)
+{
+    (void)p;
+    (void)len;
+    if (what == CAIRN_SEAM_FENCE && ++fences_seen == fence_to_crash) _exit(0);
+}
+
+/* A crash during recovery (at its k-th fence, everything it wrote kept, as a
+ * killed process leaves it), then the pool recovered again and closed: the
+ * result must check clean, leaks included (DESIGN.md invariants 3 and 4). */
+static int nested_check(uint32_t k)
+{
+    if (copy_file(media_path, copy_path)) return 125;
+    pid_t g = fork();
+    if (g == 0) {
+        fence_to_crash = (int)k;
+        cairn__persist_seam = crash_in_recovery;
+        cairn_pool *p = cairn_pool_open(copy_path, NULL);
+        cairn__persist_seam = NULL;
+        if (p) cairn_pool_close(p);
+        _exit(0);
+    }
+    int st;
+    if (g < 0 || waitpid(g, &st, 0) < 0) return 125;
+    if (!WIFEXITED(st)) {
+        fprintf(stderr, "recovery (stopped at its fence %u) died: signal %d\n", k,
+                WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        return 1;
+    }
+    if (builtin_check(copy_path, false)) {
+        fprintf(stderr, "the image fails its check after recovery crashed at its fence %u\n", k);
+        return 1;
+    }
+    cairn_pool *p = cairn_pool_open(copy_path, NULL);
+    if (!p) {
+        fprintf(stderr, "opening the image again after recovery crashed at its fence %u failed: %s\n",
+                k, cairn_errormsg());
+        return 1;
+    }
+    cairn_pool_close(p);
+    if (builtin_check(copy_path, true)) {
+        fprintf(stderr, "after a second recovery and a clean close the image fails its check\n");
+        return 1;
+    }
+    return 0;
+}
+
+static int run_one(const struct req *q)
+{
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log >= 0) {
+        dup2(log, 1);
+        dup2(log, 2);
+        close(log);
+    }
+    if (opt.check) {
+        if (copy_file(media_path, copy_path)) return 125;
+        return user_check(copy_path);
+    }
+    if (builtin_check(media_path, false)) return 1;
+    return q->nested ? nested_check(q->nested) : 0;
+}
+
+static void checker_loop(int in, int out)
+{
+    struct req q;
+    while (read(in, &q, sizeof q) == (ssize_t)sizeof q) {
+        struct rsp r = { 125 };
+        pid_t c = fork();
+        if (c == 0) _exit(run_one(&q));
+        int st;
+        if (c > 0 && waitpid(c, &st, 0) == c)
+            r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        if (write(out, &r, sizeof r) != (ssize_t)sizeof r) break;
+    }
+    _exit(0);
+}
+
+static int to_checker = -1, from_checker = -1;
+static pid_t checker_pid;
+
+static void checker_start(void)
+{
+    int a[2], b[2];
+    if (pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC)) die2("cannot make a pipe: %s", strerror(errno));
+    checker_pid = fork();
+    if (checker_pid < 0) die2("cannot fork the checker: %s", strerror(errno));
+    if (checker_pid == 0) {
+        close(a[1]);
+        close(b[0]);
+        checker_loop(a[0], b[1]);
+    }
+    close(a[0]);
+    close(b[1]);
+    to_checker = a[1];
+    from_checker = b[0];
+}
+
+static int check_state(uint64_t state, uint32_t nested)
+{
+    struct req q = { state, nested, 0 };
+    struct rsp r;
+    if (write(to_checker, &q, sizeof q) != (ssize_t)sizeof q ||
+        read(from_checker, &r, sizeof r) != (ssize_t)sizeof r)
+        die2("the checker process is gone; run again (it may have been killed)");
+    return r.status;
+}
+
+static void checker_stop(void)
+{
+    close(to_checker);
+    close(from_checker);
+    int st;
+    waitpid(checker_pid, &st, 0);
+}
+
+/* ---- exploration ---- */
+struct version { unsigned char bytes[CM_LINE]; uint64_t hash; struct cm_variant v; };
+struct inplay { struct cm_line *l; struct version *ver; uint32_t nver; };
+
+static struct {
+    const struct ct_trace *t;
+    unsigned worker;
+    uint64_t points, states, failed, dedup;
+    uint64_t point;                  /* the crash point being explored (0, 1, ... over the run) */
+    double skipped;
+    uint64_t max_lines;
+    uint64_t *seen;                  /* open-addressed set of image hashes */
+    size_t seen_cap, seen_n;
+    FILE *json_failures;
+    double t0, last_progress;
+    uint64_t rng;
+} X;
+
+static uint64_t rnd(void)
+{
+    X.rng ^= X.rng << 13;
+    X.rng ^= X.rng >> 7;
+    X.rng ^= X.rng << 17;
+    return X.rng;
+}
+
+static bool seen_insert(uint64_t h)
+{
+    if (!h) h = 1;
+    if (2 * (X.seen_n + 1) > X.seen_cap) {
+        size_t cap = X.seen_cap ? 2 * X.seen_cap : 1 << 16;
+        uint64_t *n = calloc(cap, sizeof *n);
+        if (!n) die2("out of memory (the set of states seen)");
+        for (size_t i = 0; i < X.seen_cap; i++)
+            if (X.seen[i])
+                for (size_t j = X.seen[i] & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!n[j]) { n[j] = X.seen[i]; break; }
+        free(X.seen);
+        X.seen = n;
+        X.seen_cap = cap;
+    }
+    for (size_t j = h & (X.seen_cap - 1);; j = (j + 1) & (X.seen_cap - 1)) {
+        if (X.seen[j] == h) return false;
+        if (!X.seen[j]) {
+            X.seen[j] = h;
+            X.seen_n++;
+            return true;
+        }
+    }
+}
+
+static const char *point_name(enum ct_point k)
+{
+    return k == CT_AT_FENCE ? "fence" : k == CT_AFTER_STORE ? "store" : k == CT_AT_CLOSE ? "pool close" : "exit";
+}
+
+static void describe_entry(const struct cm_entry *e, char *buf, size_t len)
+{
+    if (e->kind == CM_STORE) {
+        const struct ct_site *s = ct_site(X.t, e->site);
+        snprintf(buf, len, "store of %u B at +%u (%s:%u %s)", e->len, e->off,
+                 s && *s->file ? s->file : "?", s ? s->line : 0, s ? s->func : "");
+    } else {
+        snprintf(buf, len, "untraced write(s) to the line, seen at %s after fence %llu",
+                 e->kind == CM_SNAP_FLUSH ? "a flush" : e->kind == CM_SNAP_NT ? "a non-temporal store" :
+                 "a fence", (unsigned long long)e->fence);
+    }
+}
+
+/* file:line (function) of a return address the trace recorded, from the
+ * debug info of its object (addr2line); 0 when it cannot be resolved */
+static int resolve_frame(uint64_t addr, char *out, size_t len)
+{
+    const struct ct_rec *best = NULL;
+    for (size_t i = 0; i < X.t->n; i++) {
+        const struct ct_rec *r = &X.t->r[i];
+        if (r->type == TR_OBJECT && r->arg <= addr && (!best || r->arg > best->arg)) best = r;
+    }
+    if (!best || !best->data_len) return 0;
+    char path[4096];
+    size_t pl = best->data_len < sizeof path - 1 ? best->data_len : sizeof path - 1;
+    memcpy(path, ct_data(X.t, best), pl);
+    path[pl] = 0;
+    uint64_t at = addr - 1;                        /* inside the call, not after it */
+    unsigned char ehdr[18];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool exec_type = fd >= 0 && read(fd, ehdr, sizeof ehdr) == (ssize_t)sizeof ehdr && ehdr[16] == 2;
+    if (fd >= 0) close(fd);
+    if (!exec_type) at -= best->arg;               /* position-independent: an offset */
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "addr2line -f -e '%s' %#llx 2>/dev/null", path, (unsigned long long)at);
+    FILE *p = popen(cmd, "r");
+    if (!p) return 0;
+    char fn[512] = "", fl[1024] = "";
+    bool ok = fgets(fn, sizeof fn, p) && fgets(fl, sizeof fl, p);
+    pclose(p);
+    fn[strcspn(fn, "\n")] = 0;
+    fl[strcspn(fl, "\n")] = 0;
+    char *disc = strstr(fl, " (discriminator");
+    if (disc) *disc = 0;
+    if (!ok || fl[0] == '?') return 0;
+    snprintf(out, len, "%s (%s)", fl, fn);
+    return 1;
+}
+
+/* the fence's call chain (TR_STACK after it): the first frame outside the
+ * runtime is where the program asked for it */
+static void describe_fence_site(const struct ct_rec *at, FILE *out)
+{
+    const struct ct_rec *end = X.t->r + X.t->n;
+    for (const struct ct_rec *r = at + 1; r < end && r < at + 64; r++) {
+        if (r->tid != at->tid || r->type != TR_STACK) continue;
+        size_t n = r->data_len / 8;
+        char first[1200] = "", chain[4000] = "";
+        size_t cl = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a;
+            memcpy(&a, ct_data(X.t, r) + i * 8, 8);
+            char site[1200];
+            if (!resolve_frame(a, site, sizeof site)) continue;
+            if (!first[0] && !strstr(site, "/runtime/")) snprintf(first, sizeof first, "%s", site);
+            if (cl < sizeof chain - 1)
+                cl += (size_t)snprintf(chain + cl, sizeof chain - cl, "%s%s", cl ? " <- " : "", site);
+        }
+        if (first[0]) fprintf(out, "  fence issued at %s\n", first);
+        if (chain[0]) fprintf(out, "  call chain: %s\n", chain);
+        return;
+    }
+}
+
+/* where the crash point is: the fence or store, its transaction, the last traced store */
+static void describe_point(struct cm_model *m, const struct ct_rec *at, enum ct_point kind,
+                           FILE *out)
+{
+    fprintf(out, "  crash point: %s", point_name(kind));
+    if (kind == CT_AT_FENCE)
+        fprintf(out, " #%llu (%s, thread %u)", (unsigned long long)m->fences,
+                at->aux == TR_DFENCE ? "dfence" : "ofence", at->tid);
+    fprintf(out, ", trace event %llu\n", (unsigned long long)at->seq);
+    if (kind == CT_AT_FENCE) describe_fence_site(at, out);
+    if (kind == CT_AFTER_STORE) {
+        const struct ct_site *s = ct_site(X.t, at->loc);
+        if (s) fprintf(out, "  after the store at %s:%u (%s)\n", s->file, s->line, s->func);
+    }
+    const struct ct_rec *r0 = X.t->r;
+    int tx = 0;
+    for (const struct ct_rec *r = at; r >= r0; r--) {
+        if (r->type == TR_TX_COMMIT || r->type == TR_TX_ABORT) break;
+        if (r->type == TR_TX_BEGIN) { tx = 1; break; }
+    }
+    fprintf(out, "  %s\n", tx ? "inside a transaction (begun, not yet committed or aborted)"
+                              : "outside any transaction");
+    for (const struct ct_rec *r = at; r >= r0; r--) {
+        if (r->type != TR_STORE && r->type != TR_STORE_RANGE) continue;
+        const struct ct_site *s = ct_site(X.t, r->loc);
+        if (s) fprintf(out, "  last traced store before it: %s:%u (%s)\n", s->file, s->line, s->func);
+        break;
+    }
+}
+
+static void report_failure(struct cm_model *m, const struct ct_rec *at, enum ct_point kind,
+                           struct inplay *L, size_t nl, const uint32_t *choice, int status)
+{
+    X.failed++;
+    fprintf(stderr, "crashcheck: FAILED: state %llu (crash point %llu) %s %d\n",
+            (unsigned long long)X.states, (unsigned long long)X.point,
+            status >= 128 ? "check died with signal" : "check exited with", status >= 128 ? status - 128 : status);
+    describe_point(m, at, kind, stderr);
+    FILE *lg = fopen(log_path, "r");
+    if (lg) {
+        char line[1024];
+        for (int i = 0; i < 12 && fgets(line, sizeof line, lg); i++) fprintf(stderr, "  | %s", line);
+        fclose(lg);
+    }
+    for (size_t i = 0; i < nl && i < 24; i++) {
+        const struct cm_line *l = L[i].l;
+        const struct cm_variant *v = &L[i].ver[choice[i]].v;
+        fprintf(stderr, "  line at pool offset %#llx:\n", (unsigned long long)(l->idx * CM_LINE));
+        for (uint32_t e = 0; e < l->n; e++) {
+            char d[512];
+            describe_entry(&l->e[e], d, sizeof d);
+            fprintf(stderr, "    %s %s\n", cm_variant_has(v, e) ? "persisted:" : "lost:     ", d);
+        }
+    }
+    if (nl > 24) fprintf(stderr, "  (%zu more lines in play)\n", nl - 24);
+    char kept[4200] = "";
+    if (opt.keep && X.failed <= 20) {
+        snprintf(kept, sizeof kept, "%s/crash-%u-%llu.pool", opt.keep, X.worker,
+                 (unsigned long long)X.states);
+        if (copy_file(media_path, kept)) {
+            fprintf(stderr, "  could not keep the image in %s: %s\n", kept, strerror(errno));
+            kept[0] = 0;
+        } else {
+            fprintf(stderr, "  image kept: %s (cairn pool check %s)\n", kept, kept);
+        }
+    }
+    if (X.json_failures)
+        fprintf(X.json_failures, "{\"state\": %llu, \"point\": %llu, \"kind\": \"%s\", \"seq\": %llu, "
+                "\"status\": %d, \"lines\": %zu, \"image\": \"%s\"}\n", (unsigned long long)X.states,
+                (unsigned long long)X.point, point_name(kind), (unsigned long long)at->seq, status, nl,
+                kept);
+}
+
+static void try_state(struct cm_model *m, const struct ct_rec *at, enum ct_point kind,
+                      struct inplay *L, size_t nl, const uint32_t *choice)
+{
+    uint64_t h = m->media_hash;
+    for (size_t i = 0; i < nl; i++)
+        if (choice[i]) h ^= L[i].ver[0].hash ^ L[i].ver[choice[i]].hash;
+    if (!seen_insert(h)) {
+        X.dedup++;
+        return;
+    }
+    for (size_t i = 0; i < nl; i++)
+        if (choice[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[choice[i]].bytes, CM_LINE);
+    X.states++;
+    uint32_t nested = opt.nested_every && !opt.check && X.states % opt.nested_every == 0
+                          ? (uint32_t)(1 + rnd() % 8) : 0;
+    int st = check_state(X.states, nested);
+    if (st) report_failure(m, at, kind, L, nl, choice, st);
+    for (size_t i = 0; i < nl; i++)
+        if (choice[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
+}
+
+static void progress(bool last)
+{
+    double t = now_s();
+    if (opt.quiet || X.worker || (!last && t - X.last_progress < 2.0)) return;
+    X.last_progress = t;
+    fprintf(stderr, "crashcheck: %llu crash points, %llu states checked, %llu failed (%.0f states/s)%s\n",
+            (unsigned long long)X.points, (unsigned long long)X.states, (unsigned long long)X.failed,
+            X.states / (t - X.t0 > 1e-9 ? t - X.t0 : 1e-9), last ? "" : "...");
+}
+
+static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum ct_point kind,
+                    uint64_t point)
+{
+    (void)ctx;
+    if (point % opt.jobs != X.worker) return 0;
+    X.points++;
+    X.point = point;
+    X.rng = (opt.seed * 0x9e3779b97f4a7c15ull) ^ (point + 1) * 0xbf58476d1ce4e5b9ull;
+    if (!X.rng) X.rng = 1;
+    /* the lines in play and the distinct contents each may hold */
+    struct inplay *L = calloc(m->nplay + 1, sizeof *L);
+    if (!L) die2("out of memory");
+    size_t nl = 0;
+    double total = 1;
+    struct cm_variant *vv = NULL;
+    size_t vcap = 0;
+    for (size_t i = 0; i < m->nplay; i++) {
+        struct cm_line *l = m->line[m->play[i]];
+        size_t need = 2 * (size_t)l->n + 1;
+        if (need > vcap) {
+            vcap = need;
+            vv = realloc(vv, vcap * sizeof *vv);
+            if (!vv) die2("out of memory");
+        }
+        size_t nv = cm_line_variants(l, vv, vcap);
+        struct version *ver = malloc(nv * sizeof *ver);
+        if (!ver) die2("out of memory");
+        uint32_t k = 0;
+        for (size_t j = 0; j < nv; j++) {
+            cm_line_apply(m, l, &vv[j], ver[k].bytes);
+            bool dup = false;
+            for (uint32_t q = 0; q < k && !dup; q++) dup = !memcmp(ver[q].bytes, ver[k].bytes, CM_LINE);
+            if (dup) continue;
+            ver[k].hash = cm_line_hash(l->idx, ver[k].bytes);
+            ver[k].v = vv[j];
+            k++;
+        }
+        if (k < 2) {
+            free(ver);
+            continue;
+        }
+        L[nl++] = (struct inplay){ l, ver, k };
+        total *= k;
+    }
+    free(vv);
+    if (nl > X.max_lines) X.max_lines = nl;
+    uint32_t *c = calloc(nl + 1, sizeof *c);
+    if (!c) die2("out of memory");
+    uint64_t tried = 0;
+    if (total <= (double)opt.max_states) {                   /* every state */
+        for (;;) {
+            try_state(m, at, kind, L, nl, c);
+            tried++;
+            size_t i = 0;
+            while (i < nl && ++c[i] == L[i].nver) c[i++] = 0;
+            if (i == nl) break;
+        }
+    } else {
+        /* systematic: nothing, everything, lines in order and in reverse,
+         * each line alone at each of its versions; then seeded samples */
+#define RESET() memset(c, 0, nl * sizeof *c)
+        RESET();
+        try_state(m, at, kind, L, nl, c);
+        for (size_t i = 0; i < nl; i++) c[i] = L[i].nver - 1;
+        try_state(m, at, kind, L, nl, c);
+        tried = 2;
+        for (size_t j = 1; j < nl && tried < opt.max_states; j++) {
+            RESET();
+            for (size_t i = 0; i < j; i++) c[i] = L[i].nver - 1;
+            try_state(m, at, kind, L, nl, c);
+            RESET();
+            for (size_t i = nl - j; i < nl; i++) c[i] = L[i].nver - 1;
+            try_state(m, at, kind, L, nl, c);
+            tried += 2;
+        }
+        for (size_t i = 0; i < nl && tried < opt.max_states; i++)
+            for (uint32_t v = 1; v < L[i].nver && tried < opt.max_states; v++) {
+                RESET();
+                c[i] = v;
+                try_state(m, at, kind, L, nl, c);
+                tried++;
+            }
+        while (tried < opt.max_states) {
+            for (size_t i = 0; i < nl; i++) c[i] = (uint32_t)(rnd() % L[i].nver);
+            try_state(m, at, kind, L, nl, c);
+            tried++;
+        }
+#undef RESET
+        X.skipped += total - (double)tried;
+    }
+    for (size_t i = 0; i < nl; i++) free(L[i].ver);
+    free(L);
+    free(c);
+    progress(false);
+    return 0;
+}
+
+/* ---- main ---- */
+static void usage(FILE *f)
+{
+    fputs("usage: cairn-crashcheck [--check CMD] [--every fence|store] [--max-states N] [--seed S]\n"
+          "         [--jobs N] [--nested-every N] [--json FILE] [--keep DIR] [--workdir DIR] [--quiet]\n"
+          "         TRACE IMAGES_DIR\n"
+          "TRACE and IMAGES_DIR come from running the program with CAIRN_TRACE=TRACE and\n"
+          "CAIRN_TRACE_IMAGES=IMAGES_DIR (`cairn crashcheck -- PROG ARGS` does it for you).\n", f);
+}
+
+static uint64_t num(const char *s, const char *what, uint64_t least)
+{
+    char *e;
+    errno = 0;
+    unsigned long long v = strtoull(s, &e, 10);
+    if (errno || *e || !*s || v < least)
+        die2("%s: %s is not a whole number >= %llu", what, s, (unsigned long long)least);
+    return v;
+}
+
+struct totals { uint64_t points, states, failed, dedup, max_lines; double skipped; };
+
+static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint64_t size,
+                                const char *image, unsigned worker)
+{
+    X.t = t;
+    X.worker = worker;
+    snprintf(media_path, sizeof media_path, "%s/media-%u.pool", opt.workdir, worker);
+    snprintf(copy_path, sizeof copy_path, "%s/copy-%u.pool", opt.workdir, worker);
+    snprintf(log_path, sizeof log_path, "%s/check-%u.log", opt.workdir, worker);
+    if (copy_file(image, media_path)) die2("cannot copy %s to %s: %s", image, media_path, strerror(errno));
+    int fd = open(media_path, O_RDWR | O_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size)) die2("cannot size %s: %s", media_path, strerror(errno));
+    unsigned char *media = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (media == MAP_FAILED) die2("cannot map %s: %s", media_path, strerror(errno));
+    checker_start();
+    if (worker == 0) {
+        int st = check_state(0, 0);
+        if (st) {
+            FILE *lg = fopen(log_path, "r");
+            char line[1024];
+            while (lg && fgets(line, sizeof line, lg)) fprintf(stderr, "  | %s", line);
+            if (lg) fclose(lg);
+            die2("the check fails on the pool as the program opened it, before any crash "
+                 "(exit %d): fix the check command or the pool", st);
+        }
+    }
+    if (opt.json) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/failures-%u.json", opt.workdir, worker);
+        X.json_failures = fopen(p, "w");
+    }
+    struct cm_model m;
+    if (cm_init(&m, media, size)) die2("out of memory for a %llu-byte pool", (unsigned long long)size);
+    X.t0 = X.last_progress = now_s();
+    ct_replay(t, &m, pool_id, opt.every_store, at_point, NULL);
+    checker_stop();
+    if (X.json_failures) fclose(X.json_failures);
+    cm_free(&m);
+    munmap(media, size);
+    return (struct totals){ X.points, X.states, X.failed, X.dedup, X.max_lines, X.skipped };
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        { "check", required_argument, 0, 'c' }, { "every", required_argument, 0, 'e' },
+        { "max-states", required_argument, 0, 'm' }, { "seed", required_argument, 0, 's' },
+        { "jobs", required_argument, 0, 'j' }, { "json", required_argument, 0, 'J' },
+        { "keep", required_argument, 0, 'k' }, { "workdir", required_argument, 0, 'w' },
+        { "nested-every", required_argument, 0, 'n' }, { "quiet", no_argument, 0, 'q' },
+        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    int ch;
+    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'c': opt.check = optarg; break;
+        case 'e':
+            if (strcmp(optarg, "fence") && strcmp(optarg, "store"))
+                die2("--every takes fence or store, not %s", optarg);
+            opt.every_store = !strcmp(optarg, "store");
+            break;
+        case 'm': opt.max_states = num(optarg, "--max-states", 1); break;
+        case 's': opt.seed = num(optarg, "--seed", 0); break;
+        case 'j': opt.jobs = (unsigned)num(optarg, "--jobs", 1); break;
+        case 'J': opt.json = optarg; break;
+        case 'k': opt.keep = optarg; break;
+        case 'w': opt.workdir = optarg; break;
+        case 'n': opt.nested_every = (unsigned)num(optarg, "--nested-every", 0); break;
+        case 'q': opt.quiet = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (argc - optind != 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *trace = argv[optind], *images = argv[optind + 1];
+    char why[4200];
+    struct ct_trace t;
+    if (ct_load(trace, &t, why, sizeof why)) die2("%s", why);
+    uint64_t size;
+    uint32_t pool_id = ct_first_pool(&t, &size);
+    if (!pool_id) die2("the program opened no pool (no pool_open in %s): nothing to check", trace);
+    if (!t.has_lines)
+        die2("%s holds no line contents: run the program with CAIRN_TRACE_IMAGES=DIR as well "
+             "(`cairn crashcheck -- PROG` does)", trace);
+    char image[4200];
+    snprintf(image, sizeof image, "%s/pool-%u.img", images, pool_id);
+    if (access(image, R_OK)) die2("no image of pool %u in %s: run the program with CAIRN_TRACE_IMAGES=%s",
+                                  pool_id, images, images);
+    char tmpdir[64] = "";
+    if (!opt.workdir) {
+        snprintf(tmpdir, sizeof tmpdir, "/dev/shm/cairn-crashcheck-%d", (int)getpid());
+        if (mkdir(tmpdir, 0700)) die2("cannot make %s: %s", tmpdir, strerror(errno));
+        opt.workdir = tmpdir;
+    }
+    if (opt.keep && mkdir(opt.keep, 0755) && errno != EEXIST)
+        die2("--keep %s: cannot make the directory: %s", opt.keep, strerror(errno));
+    size_t other = 0;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.r[i].type == TR_POOL_OPEN && t.r[i].loc != pool_id) other++;
+    if (!opt.quiet) {
+        fprintf(stderr, "crashcheck: pool %u (%llu bytes)%s; stores %s\n", pool_id,
+                (unsigned long long)size, other ? ", other pools the program opened are not checked" : "",
+                t.has_stores ? "traced (exact per store where traced; other lines found by comparing "
+                               "memory at flushes and fences)"
+                             : "not traced (a plain C build): lines found by comparing memory at "
+                               "flushes and fences, each change between two looks taken as one write");
+    }
+    double t0 = now_s();
+    struct totals tot = { 0 };
+    if (opt.jobs == 1) {
+        tot = run_worker(&t, pool_id, size, image, 0);
+    } else {
+        int fds[64][2];
+        pid_t pids[64];
+        if (opt.jobs > 64) opt.jobs = 64;
+        for (unsigned j = 0; j < opt.jobs; j++) {
+            if (pipe(fds[j])) die2("cannot make a pipe: %s", strerror(errno));
+            pids[j] = fork();
+            if (pids[j] < 0) die2("cannot fork: %s", strerror(errno));
+            if (pids[j] == 0) {
+                close(fds[j][0]);
+                struct totals w = run_worker(&t, pool_id, size, image, j);
+                _exit(write(fds[j][1], &w, sizeof w) == (ssize_t)sizeof w ? 0 : 2);
+            }
+            close(fds[j][1]);
+        }
+        for (unsigned j = 0; j < opt.jobs; j++) {
+            struct totals w;
+            int st;
+            if (read(fds[j][0], &w, sizeof w) != (ssize_t)sizeof w) die2("worker %u failed", j);
+            waitpid(pids[j], &st, 0);
+            tot.points += w.points;
+            tot.states += w.states;
+            tot.failed += w.failed;
+            tot.dedup += w.dedup;
+            tot.skipped += w.skipped;
+            if (w.max_lines > tot.max_lines) tot.max_lines = w.max_lines;
+        }
+        X.points = tot.points;
+        X.states = tot.states;
+        X.failed = tot.failed;
+        X.t0 = t0;
+    }
+    double secs = now_s() - t0;
+    progress(true);
+    double rate = tot.states / (secs > 1e-9 ? secs : 1e-9);
+    if (opt.json) {
+        FILE *f = fopen(opt.json, "w");
+        if (!f) die2("--json %s: %s", opt.json, strerror(errno));
+        fprintf(f, "{\"crash_points\": %llu, \"states\": %llu, \"failed\": %llu, \"duplicates\": %llu, "
+                "\"skipped\": %.0f, \"max_lines_in_play\": %llu, \"seconds\": %.3f, "
+                "\"states_per_second\": %.1f, \"stores_traced\": %s, \"every\": \"%s\", \"seed\": %llu, "
+                "\"failures\": [",
+                (unsigned long long)tot.points, (unsigned long long)tot.states,
+                (unsigned long long)tot.failed, (unsigned long long)tot.dedup, tot.skipped,
+                (unsigned long long)tot.max_lines, secs, rate, t.has_stores ? "true" : "false",
+                opt.every_store ? "store" : "fence", (unsigned long long)opt.seed);
+        bool first = true;
+        for (unsigned j = 0; j < opt.jobs; j++) {
+            char p[4200], line[8192];
+            snprintf(p, sizeof p, "%s/failures-%u.json", opt.workdir, j);
+            FILE *in = fopen(p, "r");
+            while (in && fgets(line, sizeof line, in)) {
+                line[strcspn(line, "\n")] = 0;
+                fprintf(f, "%s%s", first ? "" : ", ", line);
+                first = false;
+            }
+            if (in) fclose(in);
+            unlink(p);
+        }
+        fprintf(f, "]}\n");
+        fclose(f);
+    }
+    for (unsigned j = 0; j < opt.jobs; j++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/media-%u.pool", opt.workdir, j); unlink(p);
+        snprintf(p, sizeof p, "%s/copy-%u.pool", opt.workdir, j); unlink(p);
+        snprintf(p, sizeof p, "%s/check-%u.log", opt.workdir, j); unlink(p);
+    }
+    if (tmpdir[0]) rmdir(tmpdir);
+    printf("crashcheck: %llu crash points, %llu states checked, %llu failed, %llu duplicates, "
+           "%.0f skipped, %.0f states/s\n", (unsigned long long)tot.points,
+           (unsigned long long)tot.states, (unsigned long long)tot.failed,
+           (unsigned long long)tot.dedup, tot.skipped, rate);
+    ct_free(&t);
+    return tot.failed ? 1 : 0;
+}
