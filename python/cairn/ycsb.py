@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from cairn import paths
@@ -192,6 +193,21 @@ def run_driver(structure, build, pool, records, ops, workloads, value_size, thre
     return rows
 
 
+def _source():
+    """The commit the builds came from, and whether bench/ or the runtime had
+    uncommitted changes."""
+    def git(*a):
+        r = subprocess.run(["git", "-C", str(paths.SOURCE_ROOT), *a], capture_output=True,
+                           text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return {}
+    return {"commit": commit,
+            "runtime_dirty": bool(git("status", "--porcelain", "--", "bench", "runtime",
+                                      "compiler"))}
+
+
 def _cells(args):
     for s in args.structures:
         for v in args.value_sizes:
@@ -221,6 +237,7 @@ def run(args):
                       file=sys.stderr)
                 return 2
     cells = list(_cells(args))
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     total = len(cells) * rounds * len(args.builds)
     bar = tqdm(total=total, unit="run", file=sys.stderr, disable=None) if tqdm else None
     pool = where / f"cairn-ycsb-{os.getpid()}.pool"
@@ -259,7 +276,7 @@ def run(args):
     print(render(summary, lines, command, records, ops, rounds))
     if args.json:
         Path(args.json).write_text(json.dumps({
-            "command": command,
+            "command": command, "started": started, "source": _source(),
             "method": "per cell, each round runs every build once (load, then the workloads "
                       "in order), builds in rotating order; throughput = median over rounds "
                       "(ops_per_cpu_s: per CPU-second the driver's threads ran; ops_per_s: "
@@ -454,3 +471,138 @@ def plot(summary, outdir):
         plt.close(fig)
         written.append(f)
     return written
+
+
+# ---- docs/RESULTS.md blocks (python/cairn/results.py) --------------------------
+
+def _results_json(root, path):
+    from cairn.results import _load
+    return _load(root, path)
+
+
+def block_goals(root, path):
+    """The goals table of a `cairn bench ycsb --json` file."""
+    return goals_table(_results_json(root, path)["summary"]) + "\n"
+
+
+def block_ratios(root, path, threads="1"):
+    """Per-round spreads behind the goals table, for one thread count."""
+    d = _results_json(root, path)
+    cols = (("A", 1024), ("F", 1024), ("A", 8), ("F", 8), ("C", 1024), ("C", 8))
+    cells = {}
+    for e in d["summary"]:
+        if e["threads"] != int(threads) or (e["phase"], e["value_size"]) not in cols:
+            continue
+        r = e.get("volatile_vs_cairn" if e["phase"] == "C" else "cairn_vs_pmemobj")
+        if r:
+            cells.setdefault(e["structure"], {})[(e["phase"], e["value_size"])] = \
+                f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
+    out = ["| structure | A 1 KiB | F 1 KiB | A 8 B | F 8 B | C 1 KiB vs volatile "
+           "| C 8 B vs volatile |", "|---|---|---|---|---|---|---|"]
+    for s in STRUCTURES:
+        if s in cells:
+            out.append(f"| {s} | " + " | ".join(cells[s].get(c, "-") for c in cols) + " |")
+    return "\n".join(out) + "\n"
+
+
+def block_lines(root, path):
+    """Changed-line counts as the bench command computed them."""
+    d = _results_json(root, path)
+    out = ["| structure | original lines | cairn port | libpmemobj port |",
+           "|---|---:|---:|---:|"]
+    out += [f"| {r['structure']} | {r['original_lines']} | {r['cairn']} | {r['pmemobj']} |"
+            for r in d["line_counts"]]
+    return "\n".join(out) + "\n"
+
+
+def _span(rs):
+    return f"{min(rs):.2f}x-{max(rs):.2f}x"
+
+
+def block_findings(root, path, profiles):
+    """Where cairn loses, each figure from the run's JSON and the profiles' JSON."""
+    d, p = _results_json(root, path), _results_json(root, profiles)
+    S = d["summary"]
+    hot = {"splay", "list"}
+
+    def med(sel, key):
+        return [e[key]["median"] for e in S if sel(e) and e.get(key)]
+    w1k = med(lambda e: e["phase"] in ("A", "F") and e["value_size"] == 1024
+              and e["structure"] not in hot, "cairn_vs_pmemobj")
+    w8 = med(lambda e: e["phase"] in ("A", "F") and e["value_size"] == 8
+             and e["structure"] not in hot, "cairn_vs_pmemobj")
+    reach8 = sorted({e["structure"] for e in S if e["phase"] in ("A", "F")
+                     and e["value_size"] == 8 and e.get("cairn_vs_pmemobj")
+                     and e["cairn_vs_pmemobj"]["max"] >= GOAL_WRITE[8]})
+    splay_c = med(lambda e: e["structure"] == "splay" and e["phase"] == "C", "volatile_vs_cairn")
+    splay_w = med(lambda e: e["structure"] == "splay" and e["phase"] in ("A", "B", "C", "F"),
+                  "cairn_vs_pmemobj")
+    read = [e for e in S if e["phase"] == "C" and e["structure"] != "splay"
+            and e.get("volatile_vs_cairn")]
+    bad = [f"{e['structure']}, {e['value_size']} B, {e['threads']} thread(s): "
+           f"{e['volatile_vs_cairn']['median']:.2f}x" for e in read
+           if _goal_verdict(e["volatile_vs_cairn"], GOAL_READ, False) == "not met"]
+    lst = {e["value_size"]: e["volatile_vs_cairn"]["median"] for e in read
+           if e["structure"] == "list" and e["threads"] == 1}
+    wall = [v for e in S if e.get("cairn_vs_pmemobj_wall")
+            for v in (e["cairn_vs_pmemobj_wall"]["min"], e["cairn_vs_pmemobj_wall"]["max"])]
+    spread = [e["cairn_vs_pmemobj_wall"]["max"] / e["cairn_vs_pmemobj_wall"]["min"]
+              for e in S if e.get("cairn_vs_pmemobj_wall") and e["cairn_vs_pmemobj_wall"]["min"]]
+    spread_cpu = [e["cairn_vs_pmemobj"]["max"] / e["cairn_vs_pmemobj"]["min"]
+                  for e in S if e.get("cairn_vs_pmemobj") and e["cairn_vs_pmemobj"]["min"]]
+    lc = d["line_counts"]
+
+    def prof(cell):
+        tops = {r["symbol"]: r["percent"] for r in cell["cairn_top"]}
+        return tops, cell["ops_per_cpu_s"]
+    c1k = next(c for c in p["cells"] if c["value_size"] == 1024)
+    c8 = next(c for c in p["cells"] if c["value_size"] == 8)
+    t1, o1 = prof(c1k)
+    t8, o8 = prof(c8)
+    pct = lambda t, s: f"{t.get(s, 0):.1f}%"  # noqa: E731
+    out = [
+        f"- Noise: the paired wall-clock ratios of one cell spread by a factor of "
+        f"{statistics.median(spread):.2f} between rounds (median over cells; at most "
+        f"{max(spread):.1f}), the CPU-time ratios by {statistics.median(spread_cpu):.2f} "
+        f"(at most {max(spread_cpu):.1f}); wall-clock ratios ranged over {_span(wall)}.",
+        f"- Writes of 1 KiB values (A and F) on the eight structures other than the splay "
+        f"tree and the list: cairn / libpmemobj {_span(w1k)} (goal >= 2x). An update copies a "
+        f"whole new 1 KiB value over the old one: libpmemobj snapshots it with one "
+        f"`pmemobj_tx_add_range`, cairn-cc's instrumented memcpy goes through the runtime's "
+        f"per-line machinery. Profile of {c1k['structure']}, {c1k['value_size']} B, "
+        f"YCSB-{c1k['workload']} (cairn {o1['cairn'] / 1e3:.0f} K operations per CPU-second, "
+        f"libpmemobj {o1['pmemobj'] / 1e3:.0f} K in the same pair of runs): `mark_protected` "
+        f"{pct(t1, 'mark_protected')} (the 16 lines of the value entered one by one in the "
+        f"transaction's logged-line hash set; `cairn__hash` {pct(t1, 'cairn__hash')} more), "
+        f"`tx_end` {pct(t1, 'tx_end')}, `emit_rec_lines` {pct(t1, 'emit_rec_lines')}, "
+        f"`cairn_cc__fix_words` {pct(t1, 'cairn_cc__fix_words')} (the copied bytes scanned "
+        f"word by word for pointers), `cairn_tx_commit` {pct(t1, 'cairn_tx_commit')}.",
+        f"- Writes of 8 B values on the same eight: {_span(w8)} (goal >= 2.5x); structures "
+        f"whose best round reaches 2.5x: {', '.join(reach8) or 'none'}. Profile of "
+        f"{c8['structure']}, {c8['value_size']} B, YCSB-{c8['workload']} (cairn "
+        f"{o8['cairn'] / 1e3:.0f} K operations per CPU-second, libpmemobj "
+        f"{o8['pmemobj'] / 1e3:.0f} K): `tx_end` {pct(t8, 'tx_end')}, `retire_log` "
+        f"{pct(t8, 'retire_log')}, `emit_rec` {pct(t8, 'emit_rec')}; "
+        f"{c8['tx_end_hot_instruction_percent']:.1f}% of `tx_end`'s samples sit on "
+        f"{c8['tx_end_hot_instruction']}: a full fence that waits for the transaction's "
+        f"stores to drain. A release store with a cheaper waiter hand-off is the first thing "
+        f"to try (issue 19 item 6; runtime/ was being restructured, so not here).",
+        f"- Splay tree: every read splays, so both ports run each read as a transaction that "
+        f"logs its rotations: volatile / cairn on C {_span(splay_c)}, while cairn / "
+        f"libpmemobj on A, B, C and F is {_span(splay_w)}.",
+        f"- C against volatile, the splay tree aside: volatile / cairn {_span([e['volatile_vs_cairn']['median'] for e in read])}; "
+        f"goal (<= 1.1x) not met in: {'; '.join(bad) or 'no cell'}. With 1 KiB values cairn "
+        f"is often the faster; likely cause, not verified: malloc interleaves each small node "
+        f"with its value, so a walk strides over values, while cairn's allocator keeps "
+        f"objects of one size together (the list: {lst.get(8, 0):.2f}x with 8 B values, "
+        f"{lst.get(1024, 0):.2f}x with 1 KiB).",
+        f"- Porting effort: the cairn ports change {min(r['cairn'] for r in lc)}-"
+        f"{max(r['cairn'] for r in lc)} code lines (goal <= {GOAL_LINES}; Breeze reported "
+        f"18-20), the libpmemobj ports {min(r['pmemobj'] for r in lc)}-"
+        f"{max(r['pmemobj'] for r in lc)} (Breeze: NVML 45-101). A cairn port spends three "
+        f"lines a function on `CAIRN_TX(pool) {{ ... }}` (the block, its end, a `return -1;` "
+        f"for a transaction that cannot begin), about seven on opening or creating the pool "
+        f"and its root and closing it, two on `cairn.h` and the pool variable, and one per "
+        f"`malloc`/`calloc`/`free` call, error paths included.",
+    ]
+    return "\n".join(out) + "\n"

@@ -87,7 +87,7 @@ def test_bench_command_runs_a_tiny_subset(tmp_path):
                "--plots", str(plots)])
     assert rc == 0
     data = json.loads(out.read_text())
-    assert data["rounds"] == 2 and data["records"] == 300
+    assert data["rounds"] == 2 and data["records"] == 300 and data["source"]["commit"]
     got = {(e["threads"], e["phase"]) for e in data["summary"]}
     assert got == {(t, p) for t in (1, 2) for p in ("LOAD", "A", "C", "E")}
     for e in data["summary"]:
