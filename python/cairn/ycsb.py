@@ -1,8 +1,9 @@
 """`cairn bench ycsb`: YCSB over legacy data structures, three builds each.
 
 Every structure in bench/ycsb/ is an ordinary volatile C file (NAME.c) with
-two ports: NAME_cairn.c (pool, root, cairn_alloc/cairn_free and CAIRN_TX
-around each update; compiled by cairn-cc) and NAME_pmemobj.c (libpmemobj
+two ports: NAME_cairn.patch (applied to NAME.c: pool, root,
+cairn_alloc/cairn_free and CAIRN_TX around each update; compiled by
+cairn-cc) and NAME_pmemobj.c (libpmemobj
 written by hand: TOID, TX_ADD of what changes, pmemobj_tx_alloc). The
 driver bench/ycsb/ycsb.c loads the records and runs the workloads in one
 process per build; this module runs the builds of a cell one after the
@@ -153,6 +154,22 @@ def changed_lines(original, port):
     return n
 
 
+def port_source(structure, port):
+    """The text of a port: NAME_pmemobj.c, or NAME.c with NAME_cairn.patch."""
+    src = paths.SOURCE_ROOT / "bench" / "ycsb"
+    if port != "cairn":
+        return (src / f"{structure}_{port}.c").read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / f"{structure}_cairn.c"
+        r = subprocess.run(["patch", "-s", "-o", str(out), str(src / f"{structure}.c"),
+                            str(src / f"{structure}_cairn.patch")],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise SystemExit(f"cairn: {structure}_cairn.patch does not apply to {structure}.c "
+                             f"(remake it with diff -u): {(r.stdout + r.stderr).strip()}")
+        return out.read_text()
+
+
 def line_counts(structures=STRUCTURES):
     src = paths.SOURCE_ROOT / "bench" / "ycsb"
     out = []
@@ -160,7 +177,7 @@ def line_counts(structures=STRUCTURES):
         orig = (src / f"{s}.c").read_text()
         row = {"structure": s, "original_lines": len(_code_lines(orig))}
         for port in ("cairn", "pmemobj"):
-            row[port] = changed_lines(orig, (src / f"{s}_{port}.c").read_text())
+            row[port] = changed_lines(orig, port_source(s, port))
         out.append(row)
     return out
 
