@@ -75,9 +75,9 @@ def add_parser(sub):
     p.add_argument("--workloads", type=_subset("workload", WORKLOADS), default=list(WORKLOADS),
                    metavar="W[,W...]", help="from A,B,C,D,E,F (default all; E on ordered "
                    "structures only)")
-    p.add_argument("--value-sizes", type=_ints("value size"), default=[8, 1024],
+    p.add_argument("--value-sizes", type=_ints, default=[8, 1024],
                    metavar="B[,B...]", help="value bytes (default 8,1024)")
-    p.add_argument("--threads", type=_ints("thread count"), default=[1, 2], metavar="T[,T...]",
+    p.add_argument("--threads", type=_ints, default=[1, 2], metavar="T[,T...]",
                    help="threads (default 1,2; a lock around the structure when more than 1)")
     p.add_argument("--dists", type=_subset("distribution", DISTS), default=["default"],
                    metavar="D[,D...]", help="key choosers: default (each workload's own: "
@@ -114,19 +114,9 @@ def _subset(what, allowed):
     return parse
 
 
-def _ints(what):
-    def parse(text):
-        out = []
-        for t in text.split(","):
-            try:
-                v = int(t)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{what} {t!r} is not a whole number")
-            if v < 1:
-                raise argparse.ArgumentTypeError(f"{what} {v}: each must be at least 1")
-            out.append(v)
-        return out
-    return parse
+def _ints(text):
+    """argparse type: a comma list of whole numbers, each at least 1."""
+    return [positive_int(t) for t in text.split(",")]
 
 
 def binary(structure, build):
