@@ -3,7 +3,7 @@
 # target exists). See docs/install.md.
 #
 #   PREFIX/bin/               cairn-cc  cairn-c++ (-> cairn-cc)  cairn-analyze
-#                             cairn-pool  cairn (CLI)
+#                             cairn-pool  cairn-crashcheck  cairn (CLI)
 #   PREFIX/LIBDIR/            libcairn.so.0.1.0  libcairn.so.0  libcairn.so  libcairn.a
 #   PREFIX/LIBDIR/cairn/      CairnPass.so  CairnTypeId.so  libcairn_cc_rt.a
 #                             libcairn_pheap.a  wset/*.wset  libcairn_cxx_rt.a
@@ -29,7 +29,7 @@ set(CAIRN_PRIVATE_LIBDIR ${CMAKE_INSTALL_LIBDIR}/cairn)
 # Compiled-in paths (assert messages, debug info) name the trees by a
 # stable, tree-free prefix instead.
 foreach(t cairn_obj cairn-pool cairn-analyze cairn-cc CairnPass CairnTypeId
-          cairn_cc_rt cairn_pheap cairn_pheap_cxx)
+          cairn_cc_rt cairn_pheap cairn_pheap_cxx cairn_crashmodel cairn-crashcheck)
   if(TARGET ${t})
     target_compile_options(${t} PRIVATE
       -ffile-prefix-map=${CMAKE_BINARY_DIR}=/usr/src/cairn/build

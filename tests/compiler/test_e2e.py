@@ -633,3 +633,23 @@ def test_pass_leaves_floating_point_bits_alone(cairn_cc, tmp_path):
     assert r.returncode == 0, r.stderr
     left = re.search(r"(\d+) cairn - inttoptr of a floating-point value's bits left alone", r.stderr)
     assert left and int(left.group(1)) >= 1, r.stderr
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_tx_clobber_takes_no_undo_records_under_cairn_cc(exe, pool_path, opt):
+    """NVL-C's clobber: the compiler-logged stores into a clobbered range add
+    no undo record (without it the 64 KiB row is logged), and the row is
+    durable at commit either way."""
+    prog = exe("clobber", opt)
+    counts = {}
+    for mode in ("plain", "clobber"):
+        if pool_path.exists():
+            pool_path.unlink()
+        r = run([prog, "run", pool_path, mode])
+        assert r.returncode == 0, r.stderr
+        words = r.stdout.split()
+        counts[mode] = (int(words[1]), int(words[3]))
+        c = run([prog, "check", pool_path])
+        assert c.stdout.strip() == "gen 1 sum 16783360.0", c.stdout + c.stderr
+    assert counts["plain"][1] >= 8192 * 8          # the whole row was snapshotted
+    assert counts["clobber"][1] < 64               # only gen's 8 bytes
