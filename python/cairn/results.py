@@ -312,8 +312,19 @@ def block_cxx_bench(root, path):
     return "\n".join(lines) + "\n"
 
 
+def _ycsb(name):
+    def block(root, *args):
+        from cairn import ycsb
+        return getattr(ycsb, name)(root, *args)
+    return block
+
+
 BLOCKS = {
     "cxx-bench": block_cxx_bench,
+    "ycsb-goals": _ycsb("block_goals"),
+    "ycsb-ratios": _ycsb("block_ratios"),
+    "ycsb-lines": _ycsb("block_lines"),
+    "ycsb-findings": _ycsb("block_findings"),
     "value": block_value,
     "table": block_table,
     "provenance": block_provenance,

@@ -79,6 +79,8 @@ def register(subparsers):
     r.set_defaults(func=run_runtime)
     from cairn.commands import cc      # the compiler's benchmark lives with cairn-cc
     cc.add_bench_parser(sub, "compiler")
+    from cairn import ycsb             # YCSB over legacy data structures
+    ycsb.add_parser(sub)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
