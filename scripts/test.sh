@@ -47,7 +47,7 @@ san_pytest() {  # name, sanitizers, pytest arguments...
 # Times measured on the shared 2-core machine at load 7-14 (several times
 # a dedicated machine's; docs/RESULTS.md): ASan build over 30 min from
 # scratch; unit tests 376 s without crashstates, crashstates 600 s (its
-# limit); pytest subset 182 + 20 + 332 s.
+# limit), and at load 8: 134 s and 76 s; pytest subset 182 + 20 + 332 s.
 step "ASan + UBSan"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
