@@ -42,7 +42,7 @@ struct cairn_recovery {
     uint64_t records_rolled_back;  /* undo records applied */
     uint64_t transactions_rolled_back;
     uint64_t objects_reachable;    /* when the heap was rebuilt by marking */
-    uint64_t bytes_freed;          /* chunks freed by that rebuild */
+    uint64_t bytes_freed;          /* unreachable objects' bytes that rebuild freed */
     double   seconds;              /* time the open spent recovering / loading the heap */
     double   background_seconds;   /* after a crash: the mark and sweep that ran in the
                                       background after the open returned (this call

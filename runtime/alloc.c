@@ -22,7 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
 #include <sys/mman.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -128,32 +128,32 @@ static int heap_arrays(cairn_pool *pool, uint64_t nchunks)
                    (unsigned long long)nchunks);
         return -1;
     }
-    if (!pool->ck_run) {
+    if (!pool->heap.ck_run) {
         char *m = mmap(NULL, HEAP_MAP_BYTES, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) {
             cairn__err(ENOMEM, "%s: out of memory for the heap map", pool->path);
             return -1;
         }
-        pool->ck_run = (struct run **)m;
-        pool->ck_arg = (uint32_t *)(m + HEAP_MAX_CHUNKS * sizeof(struct run *));
-        pool->ck_kind = (uint8_t *)(pool->ck_arg + HEAP_MAX_CHUNKS);
-        pool->ck_mark = pool->ck_kind + HEAP_MAX_CHUNKS;
+        pool->heap.ck_run = (struct run **)m;
+        pool->heap.ck_arg = (uint32_t *)(m + HEAP_MAX_CHUNKS * sizeof(struct run *));
+        pool->heap.ck_kind = (uint8_t *)(pool->heap.ck_arg + HEAP_MAX_CHUNKS);
+        pool->heap.ck_mark = pool->heap.ck_kind + HEAP_MAX_CHUNKS;
     }
-    for (uint64_t g = pool->nchunks; g < nchunks; g++) {
-        pool->ck_kind[g] = (g % CAIRN_ZONE_CHUNKS == 0) ? CK_TABLE : CK_FREE;
-        pool->ck_arg[g] = 0;
-        pool->ck_run[g] = NULL;
-        pool->ck_mark[g] = 0;
+    for (uint64_t g = pool->heap.nchunks; g < nchunks; g++) {
+        pool->heap.ck_kind[g] = (g % CAIRN_ZONE_CHUNKS == 0) ? CK_TABLE : CK_FREE;
+        pool->heap.ck_arg[g] = 0;
+        pool->heap.ck_run[g] = NULL;
+        pool->heap.ck_mark[g] = 0;
     }
     /* the new entries are set before a lock-free reader can see the count */
-    __atomic_store_n(&pool->nchunks, nchunks, __ATOMIC_RELEASE);
+    __atomic_store_n(&pool->heap.nchunks, nchunks, __ATOMIC_RELEASE);
     return 0;
 }
 
 int cairn__heap_init(cairn_pool *pool)
 {
-    pool->nchunks = 0;
+    pool->heap.nchunks = 0;
     return heap_arrays(pool, cairn__heap_chunks(pool->hdr, pool->size));
 }
 
@@ -164,20 +164,40 @@ int cairn__heap_grow(cairn_pool *pool)
 
 void cairn__heap_fini(cairn_pool *pool)
 {
-    if (pool->ck_run)
-        for (uint64_t g = 0; g < pool->nchunks; g++)
-            if (pool->ck_kind[g] == CK_RUN && pool->ck_run[g]) {
-                free((void *)pool->ck_run[g]->bits);
-                free(pool->ck_run[g]->gcmark);
-                free(pool->ck_run[g]);
+    if (pool->heap.ck_run)
+        for (uint64_t g = 0; g < pool->heap.nchunks; g++)
+            if (pool->heap.ck_kind[g] == CK_RUN && pool->heap.ck_run[g]) {
+                free((void *)pool->heap.ck_run[g]->bits);
+                free(pool->heap.ck_run[g]->gcmark);
+                free(pool->heap.ck_run[g]);
             }
-    if (pool->ck_run)
-        munmap(pool->ck_run, HEAP_MAP_BYTES);
-    pool->ck_kind = NULL;
-    pool->ck_arg = NULL;
-    pool->ck_run = NULL;
-    pool->ck_mark = NULL;
-    pool->nchunks = 0;
+    if (pool->heap.ck_run)
+        munmap(pool->heap.ck_run, HEAP_MAP_BYTES);
+    pool->heap.ck_kind = NULL;
+    pool->heap.ck_arg = NULL;
+    pool->heap.ck_run = NULL;
+    pool->heap.ck_mark = NULL;
+    pool->heap.nchunks = 0;
+}
+
+/* ---- the chunk table: the allocator's on-media words (layout: internal.h) ----
+ * A word's check bits are a hash of its kind and argument salted with its
+ * chunk index, so a word copied to another chunk, or a torn one, fails. */
+uint64_t cairn__chunk_word(uint64_t g, unsigned kind, uint64_t arg)
+{
+    uint64_t low = (uint64_t)kind | (arg << 8);
+    if (kind == CK_FREE) return 0;
+    uint64_t chk = cairn__hash(&low, 8, g) & 0xffffff;
+    return low | (chk << 40);
+}
+
+int cairn__chunk_word_ok(uint64_t g, uint64_t word)
+{
+    if (word == 0) return 1;
+    uint64_t low = word & (((uint64_t)1 << 40) - 1);
+    unsigned kind = low & 0xff;
+    if (kind > CK_CONT) return 0;
+    return cairn__chunk_word(g, kind, low >> 8) == word;
 }
 
 static void table_write(cairn_pool *pool, uint64_t g, unsigned kind, uint64_t arg, bool flush)
@@ -205,10 +225,31 @@ struct run *cairn__run_new(cairn_pool *pool, uint64_t g, int cls)
     r->bits = calloc((r->nslots + 63) / 64, 8);
     if (!r->bits) { free(r); return NULL; }
     atomic_store(&r->nfree, (int32_t)r->nslots);
-    pool->ck_kind[g] = CK_RUN;
-    pool->ck_arg[g] = (uint32_t)cls;
-    pool->ck_run[g] = r;
+    pool->heap.ck_kind[g] = CK_RUN;
+    pool->heap.ck_arg[g] = (uint32_t)cls;
+    pool->heap.ck_run[g] = r;
     return r;
+}
+
+/* Return an empty run's chunk to the chunk pool (the recovery sweep, before
+ * any program thread can hold a pointer into it). */
+void cairn__run_drop(cairn_pool *pool, struct run *r)
+{
+    uint64_t g = r->chunk;
+    pool->heap.ck_run[g] = NULL;
+    pool->heap.ck_kind[g] = CK_FREE;
+    pool->heap.ck_arg[g] = 0;
+    free((void *)r->bits);
+    free(r->gcmark);
+    free(r);
+    cairn__chunk_clear(pool, g);
+}
+
+/* A free chunk's table word says so (a stale word is cleared), flushed;
+ * ordered by the caller's next fence. */
+void cairn__chunk_clear(cairn_pool *pool, uint64_t g)
+{
+    table_write(pool, g, CK_FREE, 0, true);
 }
 
 void cairn__run_set_bit(struct run *r, uint32_t slot)
@@ -223,16 +264,16 @@ void cairn__run_set_bit(struct run *r, uint32_t slot)
 static uint64_t chunks_find(cairn_pool *pool, uint64_t n)
 {
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t g = pass ? 0 : pool->free_hint, run = 0, start = 0;
-        uint64_t end = pass ? pool->free_hint + n : pool->nchunks;
-        if (end > pool->nchunks) end = pool->nchunks;
+        uint64_t g = pass ? 0 : pool->heap.free_hint, run = 0, start = 0;
+        uint64_t end = pass ? pool->heap.free_hint + n : pool->heap.nchunks;
+        if (end > pool->heap.nchunks) end = pool->heap.nchunks;
         for (; g < end; g++) {
-            if (pool->ck_kind[g] == CK_FREE) {
+            if (pool->heap.ck_kind[g] == CK_FREE) {
                 if (run++ == 0) start = g;
                 if (run == n) return start;
             } else {
                 run = 0;
-                if (pool->ck_kind[g] == CK_LARGE) g += pool->ck_arg[g] - 1;
+                if (pool->heap.ck_kind[g] == CK_LARGE) g += pool->heap.ck_arg[g] - 1;
             }
         }
     }
@@ -244,28 +285,28 @@ static void out_of_space(cairn_pool *pool, size_t size)
     cairn__err(ENOMEM, "%s: out of space allocating %zu bytes (pool %llu MiB, %llu MiB in use); "
                "grow it with cairn_pool_grow or `cairn pool grow`", pool->path, size,
                (unsigned long long)(pool->size >> 20),
-               (unsigned long long)(atomic_load(&pool->used_bytes) >> 20));
+               (unsigned long long)(atomic_load(&pool->heap.used_bytes) >> 20));
 }
 
 static struct run *fresh_run(cairn_pool *pool, int cls)
 {
-    pthread_mutex_lock(&pool->heap_lock);
+    pthread_mutex_lock(&pool->heap.lock);
     uint64_t g = chunks_find(pool, 1);
     struct run *r = NULL;
     if (g != UINT64_MAX && (r = cairn__run_new(pool, g, cls))) {
-        pool->free_hint = g + 1;
+        pool->heap.free_hint = g + 1;
         /* the table word must be durable before any object of the run is
          * linked from durable data: order it before the caller's stores */
         table_write(pool, g, CK_RUN, (uint64_t)cls, true);
         cairn__ofence_pool(pool);
     }
-    pthread_mutex_unlock(&pool->heap_lock);
+    pthread_mutex_unlock(&pool->heap.lock);
     return r;
 }
 
 static void list_run(cairn_pool *pool, struct run *r)
 {
-    struct size_class_heap *h = &pool->classes[r->cls];
+    struct size_class_heap *h = &pool->heap.classes[r->cls];
     pthread_mutex_lock(&h->lock);
     if (!atomic_load(&r->listed) && !atomic_load(&r->owned)) {
         atomic_store(&r->listed, 1);
@@ -289,7 +330,7 @@ static void release_run(cairn_pool *pool, struct run *r)
 static struct run *refill(cairn_pool *pool, int cls, struct run *old)
 {
     if (old) release_run(pool, old);
-    struct size_class_heap *h = &pool->classes[cls];
+    struct size_class_heap *h = &pool->heap.classes[cls];
     struct run *r = NULL;
     pthread_mutex_lock(&h->lock);
     while (h->partial) {
@@ -333,23 +374,23 @@ static void *run_take_slot(struct run *r)
 static void *alloc_large(cairn_pool *pool, size_t size, size_t *usable)
 {
     uint64_t n = (size + CAIRN_LARGE_HDR + CAIRN_CHUNK - 1) / CAIRN_CHUNK;
-    pthread_mutex_lock(&pool->heap_lock);
+    pthread_mutex_lock(&pool->heap.lock);
     uint64_t g = chunks_find(pool, n);
     if (g == UINT64_MAX) {
-        pthread_mutex_unlock(&pool->heap_lock);
+        pthread_mutex_unlock(&pool->heap.lock);
         return NULL;
     }
-    pool->ck_kind[g] = CK_LARGE;
-    pool->ck_arg[g] = (uint32_t)n;
+    pool->heap.ck_kind[g] = CK_LARGE;
+    pool->heap.ck_arg[g] = (uint32_t)n;
     table_write(pool, g, CK_LARGE, n, true);
     for (uint64_t k = 1; k < n; k++) {
-        pool->ck_kind[g + k] = CK_CONT;
-        pool->ck_arg[g + k] = (uint32_t)k;
+        pool->heap.ck_kind[g + k] = CK_CONT;
+        pool->heap.ck_arg[g + k] = (uint32_t)k;
         table_write(pool, g + k, CK_CONT, k, true);
     }
     cairn__ofence_pool(pool);                   /* table before any link to it */
-    if (g == pool->free_hint) pool->free_hint = g + n;
-    pthread_mutex_unlock(&pool->heap_lock);
+    if (g == pool->heap.free_hint) pool->heap.free_hint = g + n;
+    pthread_mutex_unlock(&pool->heap.lock);
     *usable = n * CAIRN_CHUNK - CAIRN_LARGE_HDR;
     return cairn__chunk_addr(pool, g) + CAIRN_LARGE_HDR;
 }
@@ -379,13 +420,11 @@ void *cairn__alloc_raw(cairn_pool *pool, size_t size, size_t *usable)
         }
         *usable = cairn__class_size[cls];
     }
-    if (!p && cairn__gc_wait_if_running(pool))
-        return cairn__alloc_raw(pool, size, usable);   /* the sweep may have made room */
     if (!p) {
         out_of_space(pool, size);
         return NULL;
     }
-    atomic_fetch_add(&pool->used_bytes, *usable);
+    atomic_fetch_add(&pool->heap.used_bytes, *usable);
     return p;
 }
 
@@ -395,13 +434,13 @@ void *cairn__object_start(cairn_pool *pool, uint64_t off, bool require_allocated
     uint64_t heap = pool->hdr->heap_off;
     if (off < heap) return NULL;
     uint64_t g = (off - heap) >> CAIRN_CHUNK_SHIFT;
-    if (g >= __atomic_load_n(&pool->nchunks, __ATOMIC_ACQUIRE)) return NULL;
-    switch (pool->ck_kind[g]) {
+    if (g >= __atomic_load_n(&pool->heap.nchunks, __ATOMIC_ACQUIRE)) return NULL;
+    switch (pool->heap.ck_kind[g]) {
     case CK_RUN: {
-        struct run *r = pool->ck_run[g];
+        struct run *r = pool->heap.ck_run[g];
         char *p = pool->base + off;
         if (p < r->slots) return NULL;
-        uint64_t slot = (uint64_t)(p - r->slots) / r->slot_size;
+        uint64_t slot = cairn__run_slot(r, p);
         if (slot >= r->nslots) return NULL;
         if (require_allocated &&
             !(atomic_load(&r->bits[slot / 64]) & ((uint64_t)1 << (slot % 64))))
@@ -409,7 +448,7 @@ void *cairn__object_start(cairn_pool *pool, uint64_t off, bool require_allocated
         return r->slots + slot * r->slot_size;
     }
     case CK_CONT:
-        g -= pool->ck_arg[g];
+        g -= pool->heap.ck_arg[g];
         /* fallthrough */
     case CK_LARGE: {
         char *data = cairn__chunk_addr(pool, g) + CAIRN_LARGE_HDR;
@@ -424,9 +463,9 @@ void *cairn__object_start(cairn_pool *pool, uint64_t off, bool require_allocated
 size_t cairn__object_size(cairn_pool *pool, const void *ptr)
 {
     uint64_t g = (cairn__off(pool, ptr) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
-    if (pool->ck_kind[g] == CK_RUN) return pool->ck_run[g]->slot_size;
-    if (pool->ck_kind[g] == CK_CONT) g -= pool->ck_arg[g];
-    return (size_t)pool->ck_arg[g] * CAIRN_CHUNK - CAIRN_LARGE_HDR;
+    if (pool->heap.ck_kind[g] == CK_RUN) return pool->heap.ck_run[g]->slot_size;
+    if (pool->heap.ck_kind[g] == CK_CONT) g -= pool->heap.ck_arg[g];
+    return (size_t)pool->heap.ck_arg[g] * CAIRN_CHUNK - CAIRN_LARGE_HDR;
 }
 
 void cairn__free_raw(cairn_pool *pool, void *ptr)
@@ -438,38 +477,36 @@ void cairn__free_raw(cairn_pool *pool, void *ptr)
                 "ignored (double free or a pointer into an object?)\n", ptr, pool->path);
         return;
     }
-    /* while the background mark runs, an object it may still scan keeps its memory */
-    if (cairn__gc_on(pool) && cairn__gc_defer_free(pool, ptr)) return;
     uint64_t g = (off - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
-    if (pool->ck_kind[g] == CK_RUN) {
-        struct run *r = pool->ck_run[g];
-        uint64_t slot = (uint64_t)((char *)ptr - r->slots) / r->slot_size;
+    if (pool->heap.ck_kind[g] == CK_RUN) {
+        struct run *r = pool->heap.ck_run[g];
+        uint64_t slot = cairn__run_slot(r, ptr);
         uint64_t m = (uint64_t)1 << (slot % 64);
         atomic_fetch_and(&r->bits[slot / 64], ~m);
-        atomic_fetch_sub(&pool->used_bytes, r->slot_size);
+        atomic_fetch_sub(&pool->heap.used_bytes, r->slot_size);
         atomic_fetch_add(&r->nfree, 1);
         if (!atomic_load(&r->owned) && !atomic_load(&r->listed)) list_run(pool, r);
         return;
     }
-    pthread_mutex_lock(&pool->heap_lock);
-    uint64_t n = pool->ck_arg[g];
+    pthread_mutex_lock(&pool->heap.lock);
+    uint64_t n = pool->heap.ck_arg[g];
     for (uint64_t k = 0; k < n; k++) {
-        pool->ck_kind[g + k] = CK_FREE;
-        pool->ck_arg[g + k] = 0;
+        pool->heap.ck_kind[g + k] = CK_FREE;
+        pool->heap.ck_arg[g + k] = 0;
         table_write(pool, g + k, CK_FREE, 0, true);   /* ordered by the next fence */
     }
-    if (g < pool->free_hint) pool->free_hint = g;
-    atomic_fetch_sub(&pool->used_bytes, n * CAIRN_CHUNK - CAIRN_LARGE_HDR);
-    pthread_mutex_unlock(&pool->heap_lock);
+    if (g < pool->heap.free_hint) pool->heap.free_hint = g;
+    atomic_fetch_sub(&pool->heap.used_bytes, n * CAIRN_CHUNK - CAIRN_LARGE_HDR);
+    pthread_mutex_unlock(&pool->heap.lock);
 }
 
 /* ---- clean close / clean open ---- */
 void cairn__heap_write_back(cairn_pool *pool)
 {
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
-        switch (pool->ck_kind[g]) {
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
+        switch (pool->heap.ck_kind[g]) {
         case CK_RUN: {
-            struct run *r = pool->ck_run[g];
+            struct run *r = pool->heap.ck_run[g];
             if ((uint32_t)atomic_load(&r->nfree) == r->nslots) {
                 /* an empty run goes back to the chunk pool */
                 table_write(pool, g, CK_FREE, 0, true);
@@ -481,8 +518,8 @@ void cairn__heap_write_back(cairn_pool *pool)
             table_write(pool, g, CK_RUN, r->cls, true);
             break;
         }
-        case CK_LARGE: table_write(pool, g, CK_LARGE, pool->ck_arg[g], true); break;
-        case CK_CONT: table_write(pool, g, CK_CONT, pool->ck_arg[g], true); break;
+        case CK_LARGE: table_write(pool, g, CK_LARGE, pool->heap.ck_arg[g], true); break;
+        case CK_CONT: table_write(pool, g, CK_CONT, pool->heap.ck_arg[g], true); break;
         case CK_FREE: table_write(pool, g, CK_FREE, 0, true); break;
         default: break;
         }
@@ -490,11 +527,50 @@ void cairn__heap_write_back(cairn_pool *pool)
     cairn__ofence_pool(pool);
 }
 
+/* After a crash: chunk table -> volatile heap map, with every slot free
+ * and every large object unmarked (the mark, gc.c, decides what is kept). A large object whose range was partly reused after it
+ * was freed (a later run or object overwrote a continuation word) is
+ * stale: its chunks go to whoever claims them. */
+int cairn__heap_load_table(cairn_pool *pool)
+{
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
+        if (pool->heap.ck_kind[g] == CK_TABLE) continue;
+        uint64_t w = *cairn__chunk_table_slot(pool->base, pool->hdr, g);
+        if (!cairn__chunk_word_ok(g, w)) {
+            cairn__err(EINVAL, "%s: chunk table entry %llu is corrupt (%#llx); the pool "
+                       "cannot be recovered safely, restore it from a backup", pool->path,
+                       (unsigned long long)g, (unsigned long long)w);
+            return -1;
+        }
+        unsigned kind = w & 0xff;
+        uint64_t arg = (w >> 8) & 0xffffffffu;
+        if (kind == CK_RUN && arg < CAIRN_NCLASSES && pool->heap.ck_kind[g] == CK_FREE) {
+            if (!cairn__run_new(pool, g, (int)arg)) return -1;
+        } else if (kind == CK_LARGE && arg >= 1 && g + arg <= pool->heap.nchunks &&
+                   (g % CAIRN_ZONE_CHUNKS) + arg <= CAIRN_ZONE_CHUNKS) {
+            bool whole = true;
+            for (uint64_t k = 1; k < arg && whole; k++) {
+                uint64_t wk = *cairn__chunk_table_slot(pool->base, pool->hdr, g + k);
+                whole = wk == cairn__chunk_word(g + k, CK_CONT, k);
+            }
+            if (!whole) continue;
+            pool->heap.ck_kind[g] = CK_LARGE;
+            pool->heap.ck_arg[g] = (uint32_t)arg;
+            for (uint64_t k = 1; k < arg; k++) {
+                pool->heap.ck_kind[g + k] = CK_CONT;
+                pool->heap.ck_arg[g + k] = (uint32_t)k;
+            }
+            g += arg - 1;
+        }
+    }
+    return 0;
+}
+
 int cairn__heap_load_clean(cairn_pool *pool)
 {
     uint64_t used = 0;
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
-        if (pool->ck_kind[g] == CK_TABLE) continue;
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
+        if (pool->heap.ck_kind[g] == CK_TABLE) continue;
         uint64_t w = *cairn__chunk_table_slot(pool->base, pool->hdr, g);
         if (!cairn__chunk_word_ok(g, w)) {
             cairn__err(EINVAL, "%s: chunk table entry %llu is corrupt; run `cairn pool check %s`",
@@ -519,13 +595,13 @@ int cairn__heap_load_clean(cairn_pool *pool)
             used += (uint64_t)set * r->slot_size;
             if (set < (int32_t)r->nslots) list_run(pool, r);
         } else if (kind == CK_LARGE) {
-            if (arg == 0 || g + arg > pool->nchunks ||
+            if (arg == 0 || g + arg > pool->heap.nchunks ||
                 (g % CAIRN_ZONE_CHUNKS) + arg > CAIRN_ZONE_CHUNKS) goto corrupt;
-            pool->ck_kind[g] = CK_LARGE;
-            pool->ck_arg[g] = (uint32_t)arg;
+            pool->heap.ck_kind[g] = CK_LARGE;
+            pool->heap.ck_arg[g] = (uint32_t)arg;
             for (uint64_t k = 1; k < arg; k++) {
-                pool->ck_kind[g + k] = CK_CONT;
-                pool->ck_arg[g + k] = (uint32_t)k;
+                pool->heap.ck_kind[g + k] = CK_CONT;
+                pool->heap.ck_arg[g + k] = (uint32_t)k;
             }
             used += arg * CAIRN_CHUNK - CAIRN_LARGE_HDR;
             g += arg - 1;
@@ -539,67 +615,8 @@ corrupt:
                    (unsigned long long)w, pool->path);
         return -1;
     }
-    atomic_store(&pool->used_bytes, used);
+    atomic_store(&pool->heap.used_bytes, used);
     return 0;
 }
 
 /* ---- public ---- */
-void *cairn_alloc(cairn_pool *pool, size_t size)
-{
-    if (!pool) {
-        cairn__err(EINVAL, "cairn_alloc: NULL pool");
-        return NULL;
-    }
-    if (cairn__pool_closed(pool, "cairn_alloc")) return NULL;
-    if (pool->inherited) {
-        cairn__err(EPERM, "cairn_alloc: %s: a fork child cannot allocate in its parent's "
-                   "pool (its view is read-only; allocate in the parent, or open another "
-                   "pool in the child)", pool->path);
-        return NULL;
-    }
-    size_t usable;
-    void *p = cairn__alloc_raw(pool, size, &usable);
-    if (!p) return NULL;
-    bool in_tx = cairn__tx_in(pool);
-    CAIRN_TRACE_EV(mem, TR_ALLOC, in_tx ? TR_ALLOC_IN_TX : 0, p, usable);
-    cairn__zero_flush(pool, p, usable, in_tx);
-    if (in_tx)
-        cairn__tx_note_alloc(p, usable);    /* ordered by commit, freed on abort */
-    else
-        cairn__ofence_pool(pool);           /* zeroes before any link to it */
-    return p;
-}
-
-void cairn_free(void *ptr)
-{
-    if (!ptr) return;
-    cairn_pool *pool = cairn__pool_of_addr(ptr);
-    if (!pool) {
-        fprintf(stderr, "cairn: cairn_free(%p): not in any open pool; ignored\n", ptr);
-        return;
-    }
-    if (pool->inherited) {
-        fprintf(stderr, "cairn: cairn_free(%p): %s belongs to the parent process; a fork "
-                "child cannot free in it; ignored\n", ptr, pool->path);
-        return;
-    }
-    uint64_t root_off = __atomic_load_n(&pool->root_off_pub, __ATOMIC_ACQUIRE);
-    if (root_off && cairn__off(pool, ptr) == root_off) {
-        /* freed, the root's memory would be handed out again while
-         * cairn_root kept returning it */
-        fprintf(stderr, "cairn: cairn_free(%p): that is the root of %s, which lives as long "
-                "as the pool; ignored (clear its fields instead)\n", ptr, pool->path);
-        cairn__err(EINVAL, "cairn_free(%p): the root of %s cannot be freed", ptr, pool->path);
-        return;
-    }
-    CAIRN_TRACE_EV(mem, TR_FREE, cairn__tx_in(pool) ? TR_ALLOC_IN_TX : 0, ptr, cairn_usable_size(ptr));
-    if (cairn__tx_in(pool) && cairn__tx_note_free(ptr)) return;
-    cairn__free_raw(pool, ptr);
-}
-
-size_t cairn_usable_size(const void *ptr)
-{
-    cairn_pool *pool = cairn__pool_of_addr(ptr);
-    if (!pool || !cairn__object_start(pool, cairn__off(pool, ptr), true)) return 0;
-    return cairn__object_size(pool, ptr);
-}

@@ -12,7 +12,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "check.h"
+#include "pool.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -52,7 +53,7 @@ static void on_bad_ptr(void *vc, uint64_t from, uint64_t to)
 
 static void check_table(cairn_pool *pool, struct ctx *c)
 {
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
         if (g % CAIRN_ZONE_CHUNKS == 0) continue;
         uint64_t w = *cairn__chunk_table_slot(pool->base, pool->hdr, g);
         if (!cairn__chunk_word_ok(g, w)) {
@@ -68,7 +69,7 @@ static void check_table(cairn_pool *pool, struct ctx *c)
                 say(c, "error", "chunk %llu: run of unknown size class %llu",
                     (unsigned long long)g, (unsigned long long)arg);
         } else if (kind == CK_LARGE) {
-            if (arg == 0 || g + arg > pool->nchunks || (g % CAIRN_ZONE_CHUNKS) + arg > CAIRN_ZONE_CHUNKS) {
+            if (arg == 0 || g + arg > pool->heap.nchunks || (g % CAIRN_ZONE_CHUNKS) + arg > CAIRN_ZONE_CHUNKS) {
                 say(c, "error", "chunk %llu: large object of %llu chunks runs past its zone",
                     (unsigned long long)g, (unsigned long long)arg);
                 continue;
@@ -141,30 +142,14 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
             say(&c, "info", "state copy %c fails its checksum: torn by the crash that left the "
                 "pool dirty; the next open uses copy %c (sequence %llu) and rewrites %c",
                 "AB"[k], "AB"[!k], (unsigned long long)ps.seq, "AB"[k]);
-    cairn_pool *pool = cairn__pool_alloc();
-    if (!pool) {
-        close(fd);
-        say(&c, "error", "%s: out of memory", path);
-        return -1;
-    }
-    pool->base = mmap(NULL, ps.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+    cairn_pool *pool = cairn__pool_map_private(path, fd, &ps);
     close(fd);
-    if (pool->base == MAP_FAILED) {
-        say(&c, "error", "%s: cannot map: %s", path, strerror(errno));
-        free(pool);
+    if (!pool) {
+        say(&c, "error", "%s", cairn_errormsg());
         return -1;
     }
-    snprintf(pool->path, sizeof pool->path, "%s", path);
-    pool->hdr = (void *)pool->base;
-    pool->size = ps.size;
-    pool->state = ps;
-    pool->id = (uint32_t)pool->hdr->pool_id;
-    pool->no_persist = true;
-    pool->slot = -1;
-    pthread_mutex_init(&pool->heap_lock, NULL);
-    for (int k = 0; k < CAIRN_NCLASSES; k++) pthread_mutex_init(&pool->classes[k].lock, NULL);
-    pool->bad_ptr = on_bad_ptr;
-    pool->bad_ptr_ctx = &c;
+    pool->gc.bad_ptr = on_bad_ptr;
+    pool->gc.bad_ptr_ctx = &c;
     cairn__heap_init(pool);
 
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
@@ -184,12 +169,12 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
     uint64_t *had_objects = NULL;      /* per chunk: objects the bitmaps hold */
     if (clean == 1 && rep->errors == 0) {
         if (cairn__heap_load_clean(pool) == 0) {
-            had_objects = calloc(pool->nchunks + 1, sizeof(uint64_t));
-            for (uint64_t g = 0; g < pool->nchunks; g++) {
-                if (pool->ck_kind[g] == CK_RUN) {
-                    struct run *r = pool->ck_run[g];
+            had_objects = calloc(pool->heap.nchunks + 1, sizeof(uint64_t));
+            for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
+                if (pool->heap.ck_kind[g] == CK_RUN) {
+                    struct run *r = pool->heap.ck_run[g];
                     had_objects[g] = (uint64_t)(r->nslots - (uint32_t)atomic_load(&r->nfree));
-                } else if (pool->ck_kind[g] == CK_LARGE) {
+                } else if (pool->heap.ck_kind[g] == CK_LARGE) {
                     had_objects[g] = 1;
                 }
             }
@@ -205,17 +190,17 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
             say(&c, "error", "simulated recovery failed: %s", cairn_errormsg());
         } else {
             rep->objects = objects;
-            rep->object_bytes = atomic_load(&pool->used_bytes);
+            rep->object_bytes = atomic_load(&pool->heap.used_bytes);
             if (ps.root_off && !cairn__object_start(pool, ps.root_off, true))
                 say(&c, "error", "the root (offset %#llx) is not an object", (unsigned long long)ps.root_off);
             if (had_objects) {
                 uint64_t leaked = 0, lost = 0;
-                for (uint64_t g = 0; g < pool->nchunks; g++) {
+                for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
                     uint64_t had = had_objects[g], now = 0;
-                    if (pool->ck_kind[g] == CK_RUN) {
-                        struct run *r = pool->ck_run[g];
+                    if (pool->heap.ck_kind[g] == CK_RUN) {
+                        struct run *r = pool->heap.ck_run[g];
                         now = r->nslots - (uint32_t)atomic_load(&r->nfree);
-                    } else if (pool->ck_kind[g] == CK_LARGE) {
+                    } else if (pool->heap.ck_kind[g] == CK_LARGE) {
                         now = 1;
                     }
                     if (had > now) leaked += had - now;
@@ -232,7 +217,6 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
     }
     free(had_objects);
     cairn__heap_fini(pool);
-    munmap(pool->base, ps.size);
-    free(pool);
+    cairn__pool_unmap_private(pool);
     return rep->errors ? 1 : 0;
 }

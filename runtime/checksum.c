@@ -4,7 +4,7 @@
  * checksum every undo record (several GB/s); not cryptographic, and it
  * need not be: it tells a torn or stale record from a whole one.
  */
-#include "internal.h"
+#include "base.h"
 
 static inline uint64_t mix(uint64_t h, uint64_t w)
 {

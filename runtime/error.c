@@ -10,7 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "base.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>

@@ -7,8 +7,16 @@
  * at recovery costs nothing while the program runs, collects cycles, and is
  * the same pass that rebuilds the allocator's bitmaps, which are never kept
  * exact on media (alloc.c). It runs after a crash or on demand
- * (CAIRN_GC=always, `cairn pool gc`), not on a clean open; by default on
- * a thread of its own while the program runs (the end of this file).
+ * (CAIRN_GC=always, `cairn pool gc`), not on a clean open.
+ *
+ * One engine, two drivers. collect() takes a snapshot of the heap (every
+ * chunk that exists is "old", every old run full), marks from the root
+ * and sweeps what the mark did not reach. By default a thread of its own
+ * runs it while the program runs (cairn__gc_start); CAIRN_GC_SYNC=1 and
+ * `cairn pool check` run it inside the call (cairn__gc_rebuild). The only
+ * difference: the synchronous sweep runs before the program can hold a
+ * pointer into the heap, so it also returns emptied runs to the chunk pool
+ * (the background one leaves them to the allocator as free runs).
  *
  * Finding pointers: every pointer kept in a pool is in relative form (bit
  * 63, this pool's 23-bit id, a 40-bit offset): cairn-cc stores them so and
@@ -22,10 +30,43 @@
  * roll-back removed every link to them), objects freed by committed
  * transactions are free (the program removed the links), and what the
  * root reaches is kept.
+ *
+ * The background driver. Opening after a crash must not wait for a scan
+ * of the whole heap (2 s for 4 GiB here; reading 4 GiB alone takes 1 s on
+ * this machine). So the open rolls back the lanes, loads the chunk table,
+ * takes the snapshot and returns; the thread then marks and sweeps the old
+ * runs and large objects while the program runs. New objects come from
+ * new runs and free chunks and are never swept.
+ *
+ * The program changes the graph while the thread marks, so the mark is
+ * snapshot-at-the-beginning (Yuasa): every object reachable at the open is
+ * marked. The deletion barrier is the undo log itself: before any byte of
+ * PM is overwritten in a transaction, add_range (cairn_tx_add, cairn-cc's
+ * log calls, cairn_ptr_store) and cairn_tx_clobber pass the old contents to
+ * cairn__gc_barrier, which queues every relative pointer in them. Frees of
+ * old objects wait in a list until the sweep, so an old object's memory is
+ * never reused (and its pointers never lost) while the thread may still
+ * scan it. Old chunks do not change kind while marking (old runs stay full,
+ * old large objects are not freed), so the thread reads them without the
+ * heap lock. The mark stops when its stack and the queue are empty under
+ * the gc lock, and barriers scan and queue under that lock, so no pointer
+ * read by a barrier can be lost between the two.
+ *
+ * Stores to PM outside a transaction (which cairn-cc reports) bypass the
+ * barrier; so do relative pointers written by code that neither logs nor
+ * uses cairn_ptr_store. Either is unsafe with or without this mark.
+ *
+ * Nothing on media changes until the sweep, and the sweep changes only what
+ * is unreachable, so a crash while marking recovers the same way. If the
+ * mark fails (out of memory), nothing is freed and the pool stays dirty, so
+ * the next open marks again. cairn_pool_recovery(), cairn_pool_close() and
+ * cairn_pool_grow() wait for the thread.
  */
-#include "internal.h"
+#include "persist.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct mark_stack { char **v; size_t n, cap; };
 
@@ -85,199 +126,257 @@ static inline int scan_words(const uint64_t *w, const uint64_t *end, uint64_t ta
     return 0;
 }
 
-/* Mark the object containing off; 1 if newly marked, 0 if not an object
- * or already marked. */
-static int mark(cairn_pool *pool, uint64_t off, char **start, const char *from)
+/* ---- the snapshot ---- */
+
+/* Every chunk that exists now is old; every old run counts as full (no
+ * slot of it is handed out until the sweep), so nothing the mark may
+ * still scan is reused. */
+static int snapshot_take(cairn_pool *pool)
 {
+    pool->gc.nchunks = pool->heap.nchunks;
+    pool->gc.old = calloc(pool->heap.nchunks ? pool->heap.nchunks : 1, 1);
+    if (!pool->gc.old) goto oom;
+    uint64_t used = 0;
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
+        switch (pool->heap.ck_kind[g]) {
+        case CK_RUN: {
+            struct run *r = pool->heap.ck_run[g];
+            uint32_t words = (r->nslots + 63) / 64;
+            r->gcmark = calloc(words, 8);
+            if (!r->gcmark) goto oom;
+            for (uint32_t i = 0; i < words; i++) {
+                uint32_t valid = r->nslots - i * 64 < 64 ? r->nslots - i * 64 : 64;
+                atomic_store(&r->bits[i], valid == 64 ? ~(uint64_t)0 : (((uint64_t)1 << valid) - 1));
+            }
+            atomic_store(&r->nfree, 0);            /* full: nothing is taken from it */
+            pool->gc.old[g] = 1;
+            used += (uint64_t)r->nslots * r->slot_size;
+            break;
+        }
+        case CK_LARGE: {
+            uint64_t n = pool->heap.ck_arg[g];
+            for (uint64_t k = 0; k < n; k++) pool->gc.old[g + k] = 1;
+            used += n * CAIRN_CHUNK - CAIRN_LARGE_HDR;
+            g += n - 1;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    atomic_store(&pool->heap.used_bytes, used);
+    pool->heap.free_hint = 0;
+    pool->gc.root = pool->state.root_off;
+    return 0;
+oom:
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++)
+        if (pool->heap.ck_kind[g] == CK_RUN && pool->heap.ck_run[g]) {
+            free(pool->heap.ck_run[g]->gcmark);
+            pool->heap.ck_run[g]->gcmark = NULL;
+        }
+    free(pool->gc.old);
+    pool->gc.old = NULL;
+    cairn__err(ENOMEM, "%s: out of memory preparing the heap after a crash; free memory "
+               "and open the pool again", pool->path);
+    return -1;
+}
+
+static void snapshot_drop(cairn_pool *pool)
+{
+    for (uint64_t g = 0; g < pool->gc.nchunks; g++) {
+        if (pool->gc.old[g] && pool->heap.ck_kind[g] == CK_RUN) {
+            free(pool->heap.ck_run[g]->gcmark);
+            pool->heap.ck_run[g]->gcmark = NULL;
+        }
+        pool->heap.ck_mark[g] = 0;
+    }
+    free(pool->gc.old);
+    pool->gc.old = NULL;
+    free(pool->gc.deferred);
+    pool->gc.deferred = NULL;
+    pool->gc.dn = pool->gc.dcap = 0;
+    free(pool->gc.q);
+    pool->gc.q = NULL;
+    pool->gc.qn = pool->gc.qcap = 0;
+}
+
+/* ---- the mark ---- */
+
+/* Mark the old object containing off; 1 if it is newly marked. Objects in
+ * chunks made after the open are not part of the snapshot. Which object
+ * holds off is the allocator's answer (cairn__object_start); an offset
+ * that leads to no object is told to the bad-pointer hook (check.c). */
+static int mark_old(cairn_pool *pool, uint64_t off, char **start, const uint64_t *from)
+{
+    uint64_t heap = pool->hdr->heap_off;
+    if (off >= heap) {
+        uint64_t g = (off - heap) >> CAIRN_CHUNK_SHIFT;
+        if (g < pool->gc.nchunks && !pool->gc.old[g]) return 0;
+    }
     char *obj = cairn__object_start(pool, off, false);
     if (!obj) {
-        if (pool->bad_ptr) pool->bad_ptr(pool->bad_ptr_ctx, from ? cairn__off(pool, from) : 0, off);
+        if (pool->gc.bad_ptr)
+            pool->gc.bad_ptr(pool->gc.bad_ptr_ctx, from ? cairn__off(pool, from) : 0, off);
         return 0;
     }
-    uint64_t g = (cairn__off(pool, obj) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
-    if (pool->ck_kind[g] == CK_RUN) {
-        struct run *r = pool->ck_run[g];
-        uint32_t slot = (uint32_t)((obj - r->slots) / r->slot_size);
+    uint64_t g = (cairn__off(pool, obj) - heap) >> CAIRN_CHUNK_SHIFT;
+    if (pool->heap.ck_kind[g] == CK_RUN) {
+        struct run *r = pool->heap.ck_run[g];
+        uint64_t slot = cairn__run_slot(r, obj);
         uint64_t m = (uint64_t)1 << (slot % 64);
-        if (atomic_load_explicit(&r->bits[slot / 64], memory_order_relaxed) & m) return 0;
-        cairn__run_set_bit(r, slot);
+        if (r->gcmark[slot / 64] & m) return 0;
+        r->gcmark[slot / 64] |= m;
     } else {
-        if (pool->ck_mark[g]) return 0;
-        pool->ck_mark[g] = 1;
+        if (pool->heap.ck_mark[g]) return 0;
+        pool->heap.ck_mark[g] = 1;
     }
     *start = obj;
     return 1;
 }
 
-/* Chunk table -> volatile heap map, with every slot free and every large
- * object unmarked. A large object whose range was partly reused after it
- * was freed (a later run or object overwrote a continuation word) is
- * stale: its chunks go to whoever claims them. */
-static int load_table(cairn_pool *pool)
+/* Did the mark reach obj, the start of an old object? */
+static bool marked(cairn_pool *pool, const char *obj)
 {
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
-        if (pool->ck_kind[g] == CK_TABLE) continue;
-        uint64_t w = *cairn__chunk_table_slot(pool->base, pool->hdr, g);
-        if (!cairn__chunk_word_ok(g, w)) {
-            cairn__err(EINVAL, "%s: chunk table entry %llu is corrupt (%#llx); the pool "
-                       "cannot be recovered safely, restore it from a backup", pool->path,
-                       (unsigned long long)g, (unsigned long long)w);
-            return -1;
-        }
-        unsigned kind = w & 0xff;
-        uint64_t arg = (w >> 8) & 0xffffffffu;
-        if (kind == CK_RUN && arg < CAIRN_NCLASSES && pool->ck_kind[g] == CK_FREE) {
-            if (!cairn__run_new(pool, g, (int)arg)) return -1;
-        } else if (kind == CK_LARGE && arg >= 1 && g + arg <= pool->nchunks &&
-                   (g % CAIRN_ZONE_CHUNKS) + arg <= CAIRN_ZONE_CHUNKS) {
-            bool whole = true;
-            for (uint64_t k = 1; k < arg && whole; k++) {
-                uint64_t wk = *cairn__chunk_table_slot(pool->base, pool->hdr, g + k);
-                whole = wk == cairn__chunk_word(g + k, CK_CONT, k);
-            }
-            if (!whole) continue;
-            pool->ck_kind[g] = CK_LARGE;
-            pool->ck_arg[g] = (uint32_t)arg;
-            for (uint64_t k = 1; k < arg; k++) {
-                pool->ck_kind[g + k] = CK_CONT;
-                pool->ck_arg[g + k] = (uint32_t)k;
-            }
-            g += arg - 1;
-        }
-    }
-    return 0;
+    uint64_t g = (cairn__off(pool, obj) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
+    if (pool->heap.ck_kind[g] != CK_RUN) return pool->heap.ck_mark[g];
+    struct run *r = pool->heap.ck_run[g];
+    uint64_t slot = cairn__run_slot(r, obj);
+    return r->gcmark[slot / 64] & ((uint64_t)1 << (slot % 64));
 }
 
-struct sync_mark { cairn_pool *pool; struct mark_stack st; uint64_t nobj; };
+static bool gc_slow_seam;       /* CAIRN_TEST_GC_SLOW: widen the race window in tests */
 
-static int sync_visit(void *ctx, uint64_t off, const uint64_t *from)
+struct mark_ctx { cairn_pool *pool; struct mark_stack st; uint64_t nobj; };
+
+static int mark_push(struct mark_ctx *m, uint64_t off, const uint64_t *from)
 {
-    struct sync_mark *m = ctx;
     char *obj;
-    if (mark(m->pool, off, &obj, (const char *)from)) {
-        if (push(&m->st, obj)) return -1;
-        m->nobj++;
-    }
-    return 0;
+    if (!mark_old(m->pool, off, &obj, from)) return 0;
+    m->nobj++;
+    return push(&m->st, obj);
 }
 
-int cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes)
+static int mark_visit(void *ctx, uint64_t off, const uint64_t *from)
 {
-    if (load_table(pool)) return -1;
-    struct sync_mark m = { .pool = pool };
-    uint64_t used = 0, nobj;
+    return mark_push(ctx, off, from);
+}
+
+/* Mark from the root, then from what the barriers queued, until both are
+ * empty under the gc lock; barriers and deferred frees are off when it
+ * returns. -1: out of memory (nothing may be freed). */
+static int mark(cairn_pool *pool, uint64_t *objects)
+{
     const uint64_t tag = pool_tag(pool);
-    char *obj;
-    if (pool->state.root_off && mark(pool, pool->state.root_off, &obj, NULL)) {
-        if (push(&m.st, obj)) goto oom;
-        m.nobj++;
-    }
-    while (m.st.n) {
-        char *o = m.st.v[--m.st.n];
-        size_t size = cairn__object_size(pool, o);
-        used += size;
-        if (scan_words((const uint64_t *)o, (const uint64_t *)(o + size), tag, sync_visit, &m))
-            goto oom;
-    }
-    nobj = m.nobj;
-    free(m.st.v);
-    /* Sweep: unmarked large objects and runs with nothing marked go back to
-     * the chunk pool, on media too (their table words describe only
-     * unreachable chunks, so this is safe at any point). */
-    uint64_t freed = 0;
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
-        uint64_t *tw = cairn__chunk_table_slot(pool->base, pool->hdr, g);
-        switch (pool->ck_kind[g]) {
-        case CK_RUN: {
-            struct run *r = pool->ck_run[g];
-            if ((uint32_t)atomic_load(&r->nfree) == r->nslots) {
-                free((void *)r->bits);
-                free(r);
-                pool->ck_run[g] = NULL;
-                pool->ck_kind[g] = CK_FREE;
-                freed += CAIRN_CHUNK;
-                if (*tw) { *tw = 0; cairn__flush_range(pool, tw, 8); }
-            } else {
-                struct size_class_heap *h = &pool->classes[r->cls];
-                if (atomic_load(&r->nfree) > 0) {
-                    atomic_store(&r->listed, 1);
-                    r->next = h->partial;
-                    h->partial = r;
-                }
+    struct mark_ctx m = { .pool = pool };
+    int failed = 0;
+    uint64_t scanned = 0;
+    uint64_t *q = NULL;
+    size_t qn = 0, qcap = 0;
+
+    if (pool->gc.root && mark_push(&m, pool->gc.root, NULL)) failed = 1;
+    while (!failed) {
+        while (m.st.n && !failed) {
+            char *o = m.st.v[--m.st.n];
+            size_t size = cairn__object_size(pool, o);
+            if (scan_words((const uint64_t *)o, (const uint64_t *)(o + size), tag, mark_visit, &m))
+                failed = 1;
+            if (gc_slow_seam && (++scanned & 63) == 0) {
+                struct timespec ts = { 0, 1000000 };
+                nanosleep(&ts, NULL);
             }
+        }
+        if (failed) break;
+        pthread_mutex_lock(&pool->gc.lock);
+        if (pool->gc.oom) failed = 1;
+        if (pool->gc.qn == 0 || failed) {
+            atomic_store(&pool->gc.active, 0);    /* barriers and deferral off */
+            pthread_mutex_unlock(&pool->gc.lock);
             break;
         }
-        case CK_LARGE: {
-            uint64_t n = pool->ck_arg[g];
-            if (!pool->ck_mark[g]) {
-                for (uint64_t k = 0; k < n; k++) {
-                    pool->ck_kind[g + k] = CK_FREE;
-                    pool->ck_arg[g + k] = 0;
-                    uint64_t *t = cairn__chunk_table_slot(pool->base, pool->hdr, g + k);
-                    if (*t) { *t = 0; cairn__flush_range(pool, t, 8); }
-                }
+        /* take the queue, leave an empty one behind */
+        uint64_t *tq = pool->gc.q; size_t tn = pool->gc.qn, tc = pool->gc.qcap;
+        pool->gc.q = q; pool->gc.qn = 0; pool->gc.qcap = qcap;
+        q = tq; qn = tn; qcap = tc;
+        pthread_mutex_unlock(&pool->gc.lock);
+        for (size_t i = 0; i < qn && !failed; i++)
+            if (mark_push(&m, q[i], NULL)) failed = 1;
+        qn = 0;
+    }
+    if (failed) {
+        pthread_mutex_lock(&pool->gc.lock);
+        atomic_store(&pool->gc.active, 0);
+        pthread_mutex_unlock(&pool->gc.lock);
+    }
+    free(m.st.v);
+    free(q);
+    *objects = m.nobj;
+    return failed ? -1 : 0;
+}
+
+/* ---- the sweep ---- */
+
+/* Free what the mark did not reach: unmarked slots of old runs, unmarked
+ * old large objects; then the frees that waited for the mark. opening:
+ * no program thread runs yet, so a run left empty goes back to the chunk
+ * pool and a free chunk's stale table word is cleared. Returns the bytes
+ * freed. */
+static uint64_t sweep(cairn_pool *pool, bool opening)
+{
+    uint64_t freed = 0;
+    for (uint64_t g = 0; g < pool->gc.nchunks; g++) {
+        if (!pool->gc.old[g]) {
+            if (opening && pool->heap.ck_kind[g] == CK_FREE) cairn__chunk_clear(pool, g);
+            continue;
+        }
+        if (pool->heap.ck_kind[g] == CK_RUN) {
+            struct run *r = pool->heap.ck_run[g];
+            uint32_t words = (r->nslots + 63) / 64;
+            int32_t n = 0;
+            for (uint32_t i = 0; i < words; i++) {
+                uint64_t before = atomic_fetch_and(&r->bits[i], r->gcmark[i]);
+                n += __builtin_popcountll(before & ~r->gcmark[i]);
+            }
+            if (n) {
+                atomic_fetch_add(&r->nfree, n);
+                atomic_fetch_sub(&pool->heap.used_bytes, (uint64_t)n * r->slot_size);
+                freed += (uint64_t)n * r->slot_size;
+                if (opening && (uint32_t)n == r->nslots) cairn__run_drop(pool, r);
+                else cairn__run_relist(pool, r);
+            }
+        } else {
+            /* the program may free an old large object now: read under the lock */
+            pthread_mutex_lock(&pool->heap.lock);
+            bool large = pool->heap.ck_kind[g] == CK_LARGE;
+            uint64_t n = large ? pool->heap.ck_arg[g] : 1;
+            bool dead = large && !pool->heap.ck_mark[g];
+            pthread_mutex_unlock(&pool->heap.lock);
+            if (dead) {             /* unmarked: the program cannot reach it */
+                cairn__free_raw(pool, cairn__chunk_addr(pool, g) + CAIRN_LARGE_HDR);
                 freed += n * CAIRN_CHUNK;
             }
-            pool->ck_mark[g] = 0;
             g += n - 1;
-            break;
-        }
-        case CK_FREE:
-            if (*tw) { *tw = 0; cairn__flush_range(pool, tw, 8); }
-            break;
-        default:
-            break;
         }
     }
-    cairn__ofence_pool(pool);
-    atomic_store(&pool->used_bytes, used);
-    pool->free_hint = 0;
-    *objects = nobj;
-    *freed_bytes = freed;
-    return 0;
-oom:
-    free(m.st.v);
-    cairn__err(ENOMEM, "%s: out of memory while marking the heap", pool->path);
-    return -1;
+    for (size_t i = 0; i < pool->gc.dn; i++) {
+        char *p = pool->gc.deferred[i];
+        if (marked(pool, p)) cairn__free_raw(pool, p);   /* unmarked: the sweep freed it */
+    }
+    cairn__ofence_pool(pool);                           /* table words of freed chunks */
+    return freed;
 }
 
-/* ---- the background mark ------------------------------------------------
- *
- * Opening after a crash must not wait for a scan of the whole heap (2 s for
- * 4 GiB here; reading 4 GiB alone takes 1 s on this machine). So the open
- * rolls back the lanes, loads the chunk table, makes every run that existed
- * at the crash "old" and full (every slot counts as allocated), and returns;
- * a thread then marks from the root and sweeps the old runs and large
- * objects while the program runs. New objects come from new runs and free
- * chunks and are never swept.
- *
- * The program changes the graph while the thread marks, so the mark is
- * snapshot-at-the-beginning (Yuasa): every object reachable at the open is
- * marked. The deletion barrier is the undo log itself: before any byte of
- * PM is overwritten in a transaction, add_range (cairn_tx_add, cairn-cc's
- * log calls, cairn_ptr_store) and cairn_tx_clobber pass the old contents to
- * cairn__gc_barrier, which queues every relative pointer in them. Frees of
- * old objects wait in a list until the sweep, so an old object's memory is
- * never reused (and its pointers never lost) while the thread may still
- * scan it. Old chunks do not change kind while marking (old runs stay full,
- * old large objects are not freed), so the thread reads them without the
- * heap lock. The thread stops when its stack and the queue are empty under
- * gc_lock, and barriers scan and queue under gc_lock, so no pointer read by
- * a barrier can be lost between the two.
- *
- * Stores to PM outside a transaction (which cairn-cc reports) bypass the
- * barrier; so do relative pointers written by code that neither logs nor
- * uses cairn_ptr_store. Either is unsafe with or without this mark.
- *
- * Nothing on media changes until the sweep, and the sweep changes only what
- * is unreachable, so a crash while marking recovers the same way. If the
- * mark fails (out of memory), nothing is freed and the pool stays dirty, so
- * the next open marks again. cairn_pool_recovery(), cairn_pool_close() and
- * cairn_pool_grow() wait for the thread; CAIRN_GC_SYNC=1 marks inside the
- * open instead (the old behaviour).
- */
-#include <signal.h>
-#include <time.h>
+/* Mark and sweep the snapshot taken by snapshot_take, then drop it. A
+ * failed mark frees nothing. */
+static int collect(cairn_pool *pool, bool opening, uint64_t *objects, uint64_t *freed)
+{
+    *freed = 0;
+    int rc = mark(pool, objects);
+    if (rc == 0) *freed = sweep(pool, opening);
+    snapshot_drop(pool);
+    return rc;
+}
+
+/* ---- the drivers ---- */
 
 static double gc_now(void)
 {
@@ -286,41 +385,65 @@ static double gc_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Mark the old object containing off; 1 if it is newly marked. Objects in
- * chunks made after the open are not part of the snapshot. */
-static int bg_mark(cairn_pool *pool, uint64_t off, char **start)
+static int gc_begin(cairn_pool *pool)
 {
-    uint64_t heap = pool->hdr->heap_off;
-    if (off < heap) return 0;
-    uint64_t g = (off - heap) >> CAIRN_CHUNK_SHIFT;
-    if (g >= pool->gc_nchunks || !pool->ck_old[g]) return 0;
-    char *p = pool->base + off;
-    switch (pool->ck_kind[g]) {
-    case CK_RUN: {
-        struct run *r = pool->ck_run[g];
-        if (p < r->slots) return 0;
-        uint64_t slot = (uint64_t)(p - r->slots) / r->slot_size;
-        if (slot >= r->nslots) return 0;
-        uint64_t m = (uint64_t)1 << (slot % 64);
-        if (r->gcmark[slot / 64] & m) return 0;
-        r->gcmark[slot / 64] |= m;
-        *start = r->slots + slot * r->slot_size;
-        return 1;
-    }
-    case CK_CONT:
-        g -= pool->ck_arg[g];
-        /* fallthrough */
-    case CK_LARGE: {
-        char *data = cairn__chunk_addr(pool, g) + CAIRN_LARGE_HDR;
-        if (p < data || pool->ck_mark[g]) return 0;
-        pool->ck_mark[g] = 1;
-        *start = data;
-        return 1;
-    }
-    default:
+    if (cairn__heap_load_table(pool) || snapshot_take(pool)) return -1;
+    gc_slow_seam = getenv("CAIRN_TEST_GC_SLOW") != NULL;
+    atomic_store(&pool->gc.active, 1);
+    return 0;
+}
+
+/* In the open, before it returns (CAIRN_GC_SYNC=1, cairn pool check); the
+ * pool's background state stays GC_NONE. */
+int cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes)
+{
+    if (gc_begin(pool)) return -1;
+    int rc = collect(pool, true, objects, freed_bytes);
+    if (rc) cairn__err(ENOMEM, "%s: out of memory while marking the heap; free memory and "
+                       "open the pool again", pool->path);
+    return rc;
+}
+
+static void *gc_main(void *arg)
+{
+    cairn_pool *pool = arg;
+    double t0 = gc_now();
+    uint64_t objects = 0, freed = 0;
+    int rc = collect(pool, false, &objects, &freed);
+    pthread_mutex_lock(&pool->gc.lock);
+    pool->rec.gc_objects = objects;
+    pool->rec.gc_freed = freed;
+    pool->rec.bg_seconds = gc_now() - t0;
+    pool->gc.state = rc ? GC_FAILED : GC_DONE;
+    pthread_cond_broadcast(&pool->gc.cond);
+    pthread_mutex_unlock(&pool->gc.lock);
+    if (rc)
+        fprintf(stderr, "cairn: %s: out of memory while marking the heap after a crash; "
+                "nothing was freed and the pool stays marked for recovery at its next open\n",
+                pool->path);
+    return NULL;
+}
+
+/* In a thread of its own, while the program runs (the default). */
+int cairn__gc_start(cairn_pool *pool)
+{
+    if (gc_begin(pool)) return -1;
+    pool->gc.state = GC_RUNNING;
+    /* the thread takes no signals: they belong to the program's threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&pool->gc.thread, NULL, gc_main, pool);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        gc_main(pool);                             /* no thread: mark here */
         return 0;
     }
+    pool->gc.joinable = true;
+    return 0;
 }
+
+/* ---- what the program's threads call while the mark runs ---- */
 
 static int qpush(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
@@ -338,271 +461,77 @@ static int qpush(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 void cairn__gc_barrier(cairn_pool *pool, uintptr_t lo, uintptr_t hi)
 {
     const uint64_t tag = pool_tag(pool);
-    pthread_mutex_lock(&pool->gc_lock);
-    if (atomic_load(&pool->gc_active)) {
+    pthread_mutex_lock(&pool->gc.lock);
+    if (atomic_load(&pool->gc.active)) {
         for (uintptr_t a = lo & ~(uintptr_t)7; a < hi; a += 8) {
             uint64_t w = __atomic_load_n((const uint64_t *)a, __ATOMIC_RELAXED);
             if (rel_of_pool(w, tag) &&
-                qpush(&pool->gc_q, &pool->gc_qn, &pool->gc_qcap, w & CAIRN_OFF_MASK))
-                pool->gc_oom = 1;
+                qpush(&pool->gc.q, &pool->gc.qn, &pool->gc.qcap, w & CAIRN_OFF_MASK))
+                pool->gc.oom = 1;
         }
     }
-    pthread_mutex_unlock(&pool->gc_lock);
+    pthread_mutex_unlock(&pool->gc.lock);
 }
 
 bool cairn__gc_defer_free(cairn_pool *pool, void *ptr)
 {
     bool deferred = false;
-    pthread_mutex_lock(&pool->gc_lock);
-    if (atomic_load(&pool->gc_active)) {
+    pthread_mutex_lock(&pool->gc.lock);
+    if (atomic_load(&pool->gc.active)) {
         uint64_t g = (cairn__off(pool, ptr) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
-        if (g < pool->gc_nchunks && pool->ck_old[g]) {
-            if (pool->gc_dn == pool->gc_dcap) {
-                size_t nc = pool->gc_dcap ? pool->gc_dcap * 2 : 256;
-                void **nv = realloc(pool->gc_deferred, nc * sizeof *nv);
-                if (nv) { pool->gc_deferred = nv; pool->gc_dcap = nc; }
+        if (g < pool->gc.nchunks && pool->gc.old[g]) {
+            if (pool->gc.dn == pool->gc.dcap) {
+                size_t nc = pool->gc.dcap ? pool->gc.dcap * 2 : 256;
+                void **nv = realloc(pool->gc.deferred, nc * sizeof *nv);
+                if (nv) { pool->gc.deferred = nv; pool->gc.dcap = nc; }
             }
             /* no room: keep the object (a leak until the next mark, never a loss) */
-            if (pool->gc_dn < pool->gc_dcap) pool->gc_deferred[pool->gc_dn++] = ptr;
+            if (pool->gc.dn < pool->gc.dcap) pool->gc.deferred[pool->gc.dn++] = ptr;
             deferred = true;
         }
     }
-    pthread_mutex_unlock(&pool->gc_lock);
+    pthread_mutex_unlock(&pool->gc.lock);
     return deferred;
 }
 
-static bool gc_slow_seam;       /* CAIRN_TEST_GC_SLOW: widen the race window in tests */
-
-struct bg_ctx { cairn_pool *pool; struct mark_stack *st; uint64_t *nobj; };
-
-static int bg_visit(void *ctx, uint64_t off, const uint64_t *from)
-{
-    (void)from;
-    struct bg_ctx *c = ctx;
-    char *obj;
-    if (bg_mark(c->pool, off, &obj)) {
-        if (push(c->st, obj)) return -1;
-        (*c->nobj)++;
-    }
-    return 0;
-}
-
-static void *gc_main(void *arg)
-{
-    cairn_pool *pool = arg;
-    double t0 = gc_now();
-    const uint64_t tag = pool_tag(pool);
-    struct mark_stack st = { 0 };
-    uint64_t nobj = 0, scanned = 0;
-    int failed = 0;
-    char *obj;
-    uint64_t *q = NULL;
-    size_t qn = 0, qcap = 0;
-
-    if (pool->gc_root && bg_mark(pool, pool->gc_root, &obj)) {
-        if (push(&st, obj)) failed = 1;
-        nobj++;
-    }
-    while (!failed) {
-        while (st.n && !failed) {
-            char *o = st.v[--st.n];
-            size_t size = cairn__object_size(pool, o);
-            struct bg_ctx c = { pool, &st, &nobj };
-            if (scan_words((const uint64_t *)o, (const uint64_t *)(o + size), tag, bg_visit, &c))
-                failed = 1;
-            if (gc_slow_seam && (++scanned & 63) == 0) {
-                struct timespec ts = { 0, 1000000 };
-                nanosleep(&ts, NULL);
-            }
-        }
-        if (failed) break;
-        pthread_mutex_lock(&pool->gc_lock);
-        if (pool->gc_oom) failed = 1;
-        if (pool->gc_qn == 0 || failed) {
-            atomic_store(&pool->gc_active, 0);    /* barriers and deferral off */
-            pthread_mutex_unlock(&pool->gc_lock);
-            break;
-        }
-        /* take the queue, leave an empty one behind */
-        uint64_t *tq = pool->gc_q; size_t tn = pool->gc_qn, tc = pool->gc_qcap;
-        pool->gc_q = q; pool->gc_qn = 0; pool->gc_qcap = qcap;
-        q = tq; qn = tn; qcap = tc;
-        pthread_mutex_unlock(&pool->gc_lock);
-        for (size_t i = 0; i < qn && !failed; i++)
-            if (bg_mark(pool, q[i], &obj)) {
-                if (push(&st, obj)) failed = 1;
-                nobj++;
-            }
-        qn = 0;
-    }
-    if (failed) {
-        pthread_mutex_lock(&pool->gc_lock);
-        atomic_store(&pool->gc_active, 0);
-        pthread_mutex_unlock(&pool->gc_lock);
-    }
-    free(st.v);
-    free(q);
-
-    /* Sweep (mark off, frees direct again): unmarked slots of old runs and
-     * unmarked old large objects are freed; then the frees that waited. A
-     * failed mark frees nothing: the pool stays dirty and the next open
-     * marks again. */
-    uint64_t freed = 0;
-    if (!failed) {
-        for (uint64_t g = 0; g < pool->gc_nchunks; g++) {
-            if (!pool->ck_old[g]) continue;
-            if (pool->ck_kind[g] == CK_RUN) {
-                struct run *r = pool->ck_run[g];
-                uint32_t words = (r->nslots + 63) / 64;
-                int32_t n = 0;
-                for (uint32_t i = 0; i < words; i++) {
-                    uint64_t before = atomic_fetch_and(&r->bits[i], r->gcmark[i]);
-                    n += __builtin_popcountll(before & ~r->gcmark[i]);
-                }
-                if (n) {
-                    atomic_fetch_add(&r->nfree, n);
-                    atomic_fetch_sub(&pool->used_bytes, (uint64_t)n * r->slot_size);
-                    freed += (uint64_t)n * r->slot_size;
-                    cairn__run_relist(pool, r);
-                }
-            } else {
-                /* the program may free an old large object now: read under the lock */
-                pthread_mutex_lock(&pool->heap_lock);
-                bool large = pool->ck_kind[g] == CK_LARGE;
-                uint64_t n = large ? pool->ck_arg[g] : 1;
-                bool dead = large && !pool->ck_mark[g];
-                pthread_mutex_unlock(&pool->heap_lock);
-                if (dead) {             /* unmarked: the program cannot reach it */
-                    cairn__free_raw(pool, cairn__chunk_addr(pool, g) + CAIRN_LARGE_HDR);
-                    freed += n * CAIRN_CHUNK;
-                }
-                g += n - 1;
-            }
-        }
-        for (size_t i = 0; i < pool->gc_dn; i++) {
-            char *p = pool->gc_deferred[i];
-            uint64_t g = (cairn__off(pool, p) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
-            bool marked;
-            if (pool->ck_kind[g] == CK_RUN) {
-                struct run *r = pool->ck_run[g];
-                uint64_t slot = (uint64_t)(p - r->slots) / r->slot_size;
-                marked = r->gcmark[slot / 64] & ((uint64_t)1 << (slot % 64));
-            } else {
-                marked = pool->ck_mark[g];
-            }
-            if (marked) cairn__free_raw(pool, p);   /* unmarked: the sweep freed it */
-        }
-        cairn__ofence_pool(pool);                   /* table words of freed large objects */
-    }
-    for (uint64_t g = 0; g < pool->gc_nchunks; g++) {
-        if (pool->ck_old[g] && pool->ck_kind[g] == CK_RUN) {
-            free(pool->ck_run[g]->gcmark);
-            pool->ck_run[g]->gcmark = NULL;
-        }
-        pool->ck_mark[g] = 0;
-    }
-    free(pool->ck_old);
-    pool->ck_old = NULL;
-    free(pool->gc_deferred);
-    pool->gc_deferred = NULL;
-    pool->gc_dn = pool->gc_dcap = 0;
-    free(pool->gc_q);
-    pool->gc_q = NULL;
-    pool->gc_qn = pool->gc_qcap = 0;
-
-    pthread_mutex_lock(&pool->gc_lock);
-    pool->rec_gc_objects = nobj;
-    pool->rec_gc_freed = freed;
-    pool->rec_bg_seconds = gc_now() - t0;
-    pool->gc_state = failed ? GC_FAILED : GC_DONE;
-    pthread_cond_broadcast(&pool->gc_cond);
-    pthread_mutex_unlock(&pool->gc_lock);
-    if (failed)
-        fprintf(stderr, "cairn: %s: out of memory while marking the heap after a crash; "
-                "nothing was freed and the pool stays marked for recovery at its next open\n",
-                pool->path);
-    return NULL;
-}
-
-int cairn__gc_start(cairn_pool *pool)
-{
-    if (load_table(pool)) return -1;
-    pool->gc_nchunks = pool->nchunks;
-    pool->ck_old = calloc(pool->nchunks ? pool->nchunks : 1, 1);
-    if (!pool->ck_old) goto oom;
-    uint64_t used = 0;
-    for (uint64_t g = 0; g < pool->nchunks; g++) {
-        switch (pool->ck_kind[g]) {
-        case CK_RUN: {
-            struct run *r = pool->ck_run[g];
-            uint32_t words = (r->nslots + 63) / 64;
-            r->gcmark = calloc(words, 8);
-            if (!r->gcmark) goto oom;
-            for (uint32_t i = 0; i < words; i++) {
-                uint32_t valid = r->nslots - i * 64 < 64 ? r->nslots - i * 64 : 64;
-                atomic_store(&r->bits[i], valid == 64 ? ~(uint64_t)0 : (((uint64_t)1 << valid) - 1));
-            }
-            atomic_store(&r->nfree, 0);            /* full: nothing is taken from it */
-            pool->ck_old[g] = 1;
-            used += (uint64_t)r->nslots * r->slot_size;
-            break;
-        }
-        case CK_LARGE: {
-            uint64_t n = pool->ck_arg[g];
-            for (uint64_t k = 0; k < n; k++) pool->ck_old[g + k] = 1;
-            used += n * CAIRN_CHUNK - CAIRN_LARGE_HDR;
-            g += n - 1;
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    atomic_store(&pool->used_bytes, used);
-    pool->free_hint = 0;
-    pool->gc_root = pool->state.root_off;
-    gc_slow_seam = getenv("CAIRN_TEST_GC_SLOW") != NULL;
-    pool->gc_state = GC_RUNNING;
-    atomic_store(&pool->gc_active, 1);
-    /* the thread takes no signals: they belong to the program's threads */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&pool->gc_thread, NULL, gc_main, pool);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
-        gc_main(pool);                             /* no thread: mark here */
-        return 0;
-    }
-    pool->gc_joinable = true;
-    return 0;
-oom:
-    for (uint64_t g = 0; g < pool->nchunks; g++)
-        if (pool->ck_kind[g] == CK_RUN && pool->ck_run[g]) {
-            free(pool->ck_run[g]->gcmark);
-            pool->ck_run[g]->gcmark = NULL;
-        }
-    free(pool->ck_old);
-    pool->ck_old = NULL;
-    cairn__err(ENOMEM, "%s: out of memory preparing the heap after a crash", pool->path);
-    return -1;
-}
 
 void cairn__gc_wait(cairn_pool *pool)
 {
-    pthread_mutex_lock(&pool->gc_lock);
-    while (pool->gc_state == GC_RUNNING) pthread_cond_wait(&pool->gc_cond, &pool->gc_lock);
-    bool join = pool->gc_joinable;          /* the first waiter joins the finished thread */
-    pool->gc_joinable = false;
-    pthread_mutex_unlock(&pool->gc_lock);
-    if (join) pthread_join(pool->gc_thread, NULL);
+    pthread_mutex_lock(&pool->gc.lock);
+    while (pool->gc.state == GC_RUNNING) pthread_cond_wait(&pool->gc.cond, &pool->gc.lock);
+    bool join = pool->gc.joinable;          /* the first waiter joins the finished thread */
+    pool->gc.joinable = false;
+    pthread_mutex_unlock(&pool->gc.lock);
+    if (join) pthread_join(pool->gc.thread, NULL);
 }
 
 bool cairn__gc_wait_if_running(cairn_pool *pool)
 {
-    pthread_mutex_lock(&pool->gc_lock);
-    bool running = pool->gc_state == GC_RUNNING;
-    pthread_mutex_unlock(&pool->gc_lock);
+    pthread_mutex_lock(&pool->gc.lock);
+    bool running = pool->gc.state == GC_RUNNING;
+    pthread_mutex_unlock(&pool->gc.lock);
     if (running) cairn__gc_wait(pool);
     return running;
+}
+
+/* In a fork child (fork.c): the background mark's thread stayed in the
+ * parent, so the child neither waits for it nor defers frees for it, and
+ * gets a fresh lock (the thread may have held it at the fork). Runs that
+ * were old stay full in the child; its copy or view is never written back. */
+void cairn__gc_forget_in_child(cairn_pool *p)
+{
+    pthread_mutex_init(&p->gc.lock, NULL);
+    pthread_cond_init(&p->gc.cond, NULL);
+    if (p->gc.state == GC_RUNNING) {
+        atomic_store(&p->gc.active, 0);
+        p->gc.state = GC_FAILED;
+        p->gc.joinable = false;
+    }
+}
+
+/* The heap was full (cairn__gc_alloc): if the background sweep has yet to
+ * run, wait for it and try again, as it may make room; else NULL. */
+void *cairn__gc_alloc_after_sweep(cairn_pool *pool, size_t size, size_t *usable)
+{
+    return cairn__gc_wait_if_running(pool) ? cairn__alloc_raw(pool, size, usable) : NULL;
 }

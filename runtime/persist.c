@@ -17,7 +17,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
 #include <cpuid.h>
 #include <emmintrin.h>
 #include <errno.h>

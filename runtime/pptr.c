@@ -21,7 +21,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
+#include "pptr.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <sys/mman.h>
@@ -302,6 +303,3 @@ void cairn__install_segv_handler(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &previous_segv);
 }
-
-uint32_t cairn_pool_id(const cairn_pool *pool) { return pool->id; }
-cairn_pool *cairn_pool_by_id(uint32_t id) { return cairn__pool_by_id(id); }

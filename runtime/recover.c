@@ -1,7 +1,8 @@
 /*
  * recover.c -- rolling back torn transactions when a pool opens.
  *
- * Invariants (DESIGN.md numbering):
+ * Invariants (DESIGN.md numbering; the asserts that name them run in
+ * debug builds):
  *
  * (3) Recovery is idempotent. Rolling back copies each valid undo record of
  *     a lane over its range, newest first, flushes, and only then retires
@@ -21,7 +22,8 @@
  *     damaged, not torn (log_damaged): the open is refused before any lane
  *     is rolled back, so the refused open changes nothing.
  */
-#include "internal.h"
+#include "persist.h"
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -293,6 +295,23 @@ long cairn__lane_records(cairn_pool *pool, unsigned lane, const struct log_rec *
     return n < 0 ? -1 : (long)l.n;
 }
 
+/* Roll back: copy the undo records v[0..n) (oldest first, as the log holds
+ * them) back over their ranges, newest first so that the oldest value of a
+ * byte wins, and flush each range; no fence (the caller orders the
+ * restored data before it retires the log). The one applier of undo
+ * records: cairn_tx_abort and recovery both roll back through it. */
+void cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t n)
+{
+    for (size_t i = n; i-- > 0;) {
+        const struct log_rec *r = v[i];
+        /* (6): records were validated (rec_at): never a write outside the pool */
+        assert((r->kind_off >> 8) < pool->size && r->len <= pool->size - (r->kind_off >> 8));
+        char *dst = pool->base + (r->kind_off >> 8);
+        memmove(dst, r + 1, r->len);
+        cairn__flush_range(pool, dst, r->len);
+    }
+}
+
 int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
 {
     /* Every lane is read and judged before any is rolled back, so an open
@@ -319,26 +338,24 @@ int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
         const struct log_rec **v = lists[lane].v;
         size_t n = lists[lane].n;
         if (n == 0 && !beyond[lane]) continue;
-        for (size_t i = n; i-- > 0;) {            /* newest first: oldest value wins */
-            const struct log_rec *r = v[i];
-            char *dst = pool->base + (r->kind_off >> 8);
-            memmove(dst, r + 1, r->len);
-            cairn__flush_range(pool, dst, r->len);
-            if (seam && !strcmp(seam, "mid") && i == n / 2) {
-                /* test seam: die half-way through a roll-back */
-                cairn__dfence_pool(pool);
-                fprintf(stderr, "cairn: test crash in the middle of rolling back lane %u\n", lane);
-                abort();
-            }
+        if (seam && !strcmp(seam, "mid") && n) {
+            /* test seam: die half-way through a roll-back */
+            cairn__undo_apply(pool, v + n / 2, n - n / 2);
+            cairn__dfence_pool(pool);
+            fprintf(stderr, "cairn: test crash in the middle of rolling back lane %u\n", lane);
+            abort();
         }
+        cairn__undo_apply(pool, v, n);
         cairn__ofence_pool(pool);                 /* restored data before retiring */
         struct lane_hdr *lh = (void *)(pool->base + pool->hdr->lanes_off +
                                        (uint64_t)lane * pool->hdr->lane_size);
         atomic_store(&lh->gen, atomic_load(&lh->gen) + 1);
         cairn__flush_range(pool, lh, 8);
         cairn__dfence_pool(pool);
+        /* (3): the lane is retired: another recovery rolls nothing back */
+        assert(cairn__lane_scan(pool, lane, NULL, NULL, false, NULL, why, sizeof why) == 0);
         *records += (uint64_t)n;
-        if (n) pool->rec_lanes++;
+        if (n) pool->rec.lanes++;
         if (seam && !strcmp(seam, "after")) {
             /* test seam: die between lanes to prove recovery recovers */
             fprintf(stderr, "cairn: test crash after rolling back lane %u\n", lane);

@@ -44,7 +44,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>

@@ -1,7 +1,9 @@
 /*
  * tx.c -- undo-logged transactions, one lane per running transaction.
  *
- * Invariants (numbered as in DESIGN.md; asserted where noted):
+ * Invariants (numbered as in DESIGN.md). Where one is kept, an assert
+ * names it; asserts run in debug builds (the sanitizer builds of
+ * scripts/test.sh) and cost nothing in release builds:
  *
  * (1) A transaction's undo record for a range is durable before any store
  *     to that range can reach PM: add_range() writes the record (whole
@@ -44,9 +46,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "internal.h"
+#include "persist.h"
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #define BIG_RANGE 4096u     /* ranges longer than this are tracked as ranges */
@@ -90,9 +93,39 @@ struct tx {
 };
 static CAIRN_TLS struct tx T;
 
+/* A thread's tx buffers (line set, range vectors) are freed when it exits:
+ * the first buffer a thread allocates registers it with tx_key. */
+static pthread_key_t tx_key;
+static pthread_once_t tx_key_once = PTHREAD_ONCE_INIT;
+
+static void tx_thread_exit(void *unused)
+{
+    (void)unused;
+    free(T.lkey);
+    free(T.lmask);
+    free(T.lused);
+    T.lkey = T.lmask = NULL;
+    T.lused = NULL;
+    T.lcap = T.lcount = 0;
+    struct vec *vs[] = { &T.big, &T.clob, &T.allocs, &T.fresh, &T.frees };
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        free(vs[i]->v);
+        memset(vs[i], 0, sizeof *vs[i]);
+    }
+}
+
+static void tx_key_create(void) { (void)pthread_key_create(&tx_key, tx_thread_exit); }
+
+static void tx_buffers_owned(void)
+{
+    pthread_once(&tx_key_once, tx_key_create);
+    (void)pthread_setspecific(tx_key, &T);
+}
+
 static int vpush(struct vec *v, const void *item, size_t sz)
 {
     if (v->n == v->cap) {
+        if (!v->cap) tx_buffers_owned();
         size_t cap = v->cap ? v->cap * 2 : 16;
         void *nv = realloc(v->v, cap * sz);
         if (!nv) return -1;
@@ -122,6 +155,7 @@ static inline size_t lhash(uint64_t key, size_t cap)
 
 static void lset_grow(void)
 {
+    if (!T.lcap) tx_buffers_owned();
     size_t ncap = T.lcap ? T.lcap * 2 : 1024;
     uint64_t *nk = calloc(ncap, 8), *nm = calloc(ncap, 8);
     uint32_t *nu = malloc(ncap / 2 * sizeof *nu);
@@ -308,12 +342,12 @@ static void emit_rec_lines(char *p, uint64_t kind_off, uint64_t len, const void 
 static void next_block(void)
 {
     cairn_pool *pool = T.pool;
-    struct lane_ext *e = T.ext_cur ? T.ext_cur->next : pool->lane_ext[T.lane];
+    struct lane_ext *e = T.ext_cur ? T.ext_cur->next : pool->lanes.ext[T.lane];
     if (!e) {
         uint64_t want = T.ext_cur ? T.ext_cur->cap * 2 : EXT_MIN;
         if (want > ((uint64_t)256 << 20)) want = (uint64_t)256 << 20;
         size_t usable;
-        void *p = cairn__alloc_raw(pool, want, &usable);
+        void *p = cairn__gc_alloc(pool, want, &usable);
         if (!p) tx_fatal("out of pool space for the undo log");
         e = calloc(1, sizeof *e);
         if (!e) tx_fatal("out of memory");
@@ -321,7 +355,7 @@ static void next_block(void)
         assert(e->off % 64 == 0);      /* large objects start on a line */
         e->cap = usable & ~(uint64_t)63;
         if (T.ext_cur) T.ext_cur->next = e;
-        else pool->lane_ext[T.lane] = e;
+        else pool->lanes.ext[T.lane] = e;
     }
     emit_rec((uint64_t)REC_JUMP | (e->off << 8), e->cap, NULL, 0);
     if (T.line0_is_tail) {             /* (never: a lane's own area is 16 KiB) */
@@ -363,7 +397,11 @@ static void add_range(uintptr_t lo, uintptr_t hi)
         return;
     }
     if (cairn__gc_on(T.pool)) cairn__gc_barrier(T.pool, lo, hi);   /* gc.c: old pointers */
+#ifndef NDEBUG
+    size_t nrecs_before = T.nrecs;
+#endif
     log_append(lo, hi);
+    assert(T.nrecs > nrecs_before);    /* (1): a record for every byte not yet covered */
     cairn__fence_fast(T.pool, false);  /* invariant (1): record before the store */
     mark_protected(lo, hi);
     T.flush_needed = true;
@@ -380,8 +418,8 @@ static CAIRN_TLS unsigned last_lane_plus1;
 static bool lane_try(cairn_pool *pool, unsigned l)
 {
     uint32_t free_ = 0;
-    return !atomic_load_explicit(&pool->lanes[l].busy, memory_order_relaxed) &&
-           atomic_compare_exchange_strong(&pool->lanes[l].busy, &free_, 1);
+    return !atomic_load_explicit(&pool->lanes.vol[l].busy, memory_order_relaxed) &&
+           atomic_compare_exchange_strong(&pool->lanes.vol[l].busy, &free_, 1);
 }
 
 static unsigned lane_acquire(cairn_pool *pool)
@@ -394,49 +432,49 @@ static unsigned lane_acquire(cairn_pool *pool)
     /* all 64 busy: wait. A releaser clears its flag, then looks for waiters;
      * a waiter counts itself, then looks for a clear flag (both seq_cst),
      * so one of them sees the other and no wake-up is lost. */
-    pthread_mutex_lock(&pool->lane_lock);
-    atomic_fetch_add(&pool->lane_waiters, 1);
+    pthread_mutex_lock(&pool->lanes.lock);
+    atomic_fetch_add(&pool->lanes.waiters, 1);
     for (;;) {
         for (unsigned k = 0; k < CAIRN_NLANES; k++) {
             unsigned l = (start + k) % CAIRN_NLANES;
             if (lane_try(pool, l)) {
-                atomic_fetch_sub(&pool->lane_waiters, 1);
-                pthread_mutex_unlock(&pool->lane_lock);
+                atomic_fetch_sub(&pool->lanes.waiters, 1);
+                pthread_mutex_unlock(&pool->lanes.lock);
                 return l;
             }
         }
-        pthread_cond_wait(&pool->lane_cond, &pool->lane_lock);
+        pthread_cond_wait(&pool->lanes.cond, &pool->lanes.lock);
     }
 }
 
 static void lane_release(cairn_pool *pool, unsigned lane)
 {
-    atomic_store(&pool->lanes[lane].busy, 0);
-    if (atomic_load(&pool->lane_waiters)) {
-        pthread_mutex_lock(&pool->lane_lock);
-        pthread_cond_broadcast(&pool->lane_cond);
-        pthread_mutex_unlock(&pool->lane_lock);
+    atomic_store(&pool->lanes.vol[lane].busy, 0);
+    if (atomic_load(&pool->lanes.waiters)) {
+        pthread_mutex_lock(&pool->lanes.lock);
+        pthread_cond_broadcast(&pool->lanes.cond);
+        pthread_mutex_unlock(&pool->lanes.lock);
     }
 }
 
 bool cairn__lanes_busy(cairn_pool *pool)
 {
     for (unsigned l = 0; l < CAIRN_NLANES; l++)
-        if (atomic_load(&pool->lanes[l].busy)) return true;
+        if (atomic_load(&pool->lanes.vol[l].busy)) return true;
     return false;
 }
 
 void cairn__lane_release_exts(cairn_pool *pool)
 {
     for (unsigned l = 0; l < CAIRN_NLANES; l++) {
-        struct lane_ext *e = pool->lane_ext[l];
+        struct lane_ext *e = pool->lanes.ext[l];
         while (e) {
             struct lane_ext *n = e->next;
             cairn__free_raw(pool, pool->base + e->off);
             free(e);
             e = n;
         }
-        pool->lane_ext[l] = NULL;
+        pool->lanes.ext[l] = NULL;
     }
 }
 
@@ -466,12 +504,12 @@ static void tx_reset(void)
  * the parent, and the child's view of the pool is read-only: committing,
  * aborting or logging in the child would write it (a bare SIGSEGV before).
  * The child drops its copy of the transaction and is told why. */
-static bool drop_inherited(const char *what)
+static inline __attribute__((always_inline)) bool drop_inherited(const char *what)
 {
-    if (T.depth == 0 || !T.pool || !T.pool->inherited) return false;
-    cairn__err(EPERM, "%s: this transaction was begun before fork and belongs to the "
-               "parent; a fork child cannot write %s (dropped in the child: do the work in "
-               "the parent, or open another pool in the child)", what, T.pool->path);
+    if (T.depth == 0 || !T.pool ||
+        !cairn__fork_child_refuses(T.pool, what, "go on with a transaction begun before fork "
+                                   "(the child's copy of it is dropped)"))
+        return false;
     tx_reset();
     return true;
 }
@@ -514,10 +552,7 @@ int cairn_tx_begin(cairn_pool *pool)
     }
     if (cairn__pool_closed(pool, "cairn_tx_begin")) return -1;
     T.pending_aborted = 0;
-    if (pool->inherited) {
-        cairn__err(EPERM, "%s: a fork child cannot write its parent's pool", pool->path);
-        return -1;
-    }
+    if (cairn__fork_child_refuses(pool, "cairn_tx_begin", "begin a transaction")) return -1;
     if (T.depth > 0) {
         if (T.pool != pool) {
             cairn__err(EINVAL, "cairn_tx_begin: this thread is already in a transaction on %s; "
@@ -535,7 +570,7 @@ int cairn_tx_begin(cairn_pool *pool)
     last_lane_plus1 = T.lane + 1;
     char *area = lane_area(pool, T.lane);
     T.lh = (struct lane_hdr *)area;
-    uint64_t g1 = pool->lanes[T.lane].gen1;   /* no read of PM on the hot path */
+    uint64_t g1 = pool->lanes.vol[T.lane].gen1;   /* no read of PM on the hot path */
     T.gen = g1 ? g1 - 1 : atomic_load_explicit(&T.lh->gen, memory_order_relaxed);
     memset(T.tail, 0, 64);
     memcpy(T.tail, &T.gen, 8);               /* the log starts after the generation */
@@ -571,6 +606,9 @@ static void retire_log(void)
      * holds and the new generation; records exist, so line0 was written. */
     uint64_t g = T.gen + 1;
     unsigned char *l0 = T.line0_is_tail ? T.tail : T.line0;
+    /* (2): the mark retires exactly this transaction's records: the lane's
+     * generation is still the one they were written under */
+    assert(atomic_load_explicit(&T.lh->gen, memory_order_relaxed) == T.gen);
     if (cairn__plain_persist(T.pool)) {
         /* the new generation goes into the line in a register: no 8-byte
          * store for the 16-byte loads to wait for (see emit_rec) */
@@ -589,7 +627,7 @@ static void retire_log(void)
         cairn__pm_write_lines(T.pool, T.lh, l0, 1);
     }
     cairn__fence_fast(T.pool, true);
-    T.pool->lanes[T.lane].gen1 = g + 1;
+    T.pool->lanes.vol[T.lane].gen1 = g + 1;
 }
 
 static void tx_end(void)
@@ -616,6 +654,8 @@ int cairn_tx_commit(void)
         if (T.depth < T.left_above) T.left_above = 0;   /* the left levels are closed */
         return 0;
     }
+    /* (2): every logged range is flushed before the commit mark */
+    assert(!T.nrecs || T.flush_needed);
     if (T.flush_needed || T.clob.n) {
         flush_written();
         if (T.nrecs) {
@@ -626,7 +666,7 @@ int cairn_tx_commit(void)
         }
     }
     void **f = T.frees.v;
-    for (size_t i = 0; i < T.frees.n; i++) cairn__free_raw(T.pool, f[i]);
+    for (size_t i = 0; i < T.frees.n; i++) cairn__gc_free(T.pool, f[i]);
     CAIRN_TRACE_EV(ev, TR_TX_COMMIT, 1, T.pool, T.lane);
     tx_end();
     return 0;
@@ -654,17 +694,12 @@ void cairn_tx_abort(void)
                              "records, %zu were written (%s); stopping, the pool rolls the "
                              "transaction back at the next open", pool->path, T.lane, n,
                              T.nrecs, why[0] ? why : "out of memory, or the log was overwritten");
-        for (size_t i = T.nrecs; i-- > 0;) {
-            const struct log_rec *r = v[i];
-            void *dst = pool->base + (r->kind_off >> 8);
-            memcpy(dst, r + 1, r->len);
-            cairn__flush_range(pool, dst, r->len);
-        }
+        cairn__undo_apply(pool, v, T.nrecs);
         cairn__ofence_pool(pool);           /* restored data before retiring the log */
         retire_log();
     }
     struct range *a = T.allocs.v;
-    for (size_t i = 0; i < T.allocs.n; i++) cairn__free_raw(pool, (void *)a[i].lo);
+    for (size_t i = 0; i < T.allocs.n; i++) cairn__gc_free(pool, (void *)a[i].lo);
     CAIRN_TRACE_EV(ev, TR_TX_ABORT, (unsigned)T.depth, pool, T.lane);
     int outer = T.depth - 1;
     tx_end();

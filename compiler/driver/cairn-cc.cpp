@@ -78,6 +78,7 @@ struct Layout {
   // cairn-c++: libstdc++'s node functions (for real pools; for the heap),
   // operator new/delete in the heap
   std::string cxxRtlib, cxxRtlibHeap, cxxHeapLib;
+  std::string driverMode;   // cairn-c++ through a clang given as CAIRN_CLANG
 };
 
 // Invoked as cairn-c++ (any name ending in "++"): clang++ and C++ inputs.
@@ -94,6 +95,13 @@ Layout findLayout(bool cxx) {
   Layout L;
   const char *envClang = getenv(cxx ? "CAIRN_CLANGXX" : "CAIRN_CLANG");
   L.clang = envClang && *envClang ? envClang : cxx ? CAIRN_CLANGXX_DEFAULT : CAIRN_CLANG_DEFAULT;
+  const char *envC = getenv("CAIRN_CLANG");
+  if (cxx && !(envClang && *envClang) && envC && *envC) {
+    // only CAIRN_CLANG given (a wrapper, e.g. the sanitizer builds'): run it
+    // as clang++
+    L.clang = envC;
+    L.driverMode = "--driver-mode=g++";
+  }
   L.plugin = firstExisting({d + "/CairnPass.so", priv + "/CairnPass.so"});
   L.typeIdPlugin = firstExisting({d + "/CairnTypeId.so", priv + "/CairnTypeId.so"});
   L.include = firstExisting({d + "/include/cairn.h",
@@ -454,6 +462,8 @@ int main(int argc0, char **argv0) {
     link = false; // e.g. cairn-cc --version, cairn-cc -v
 
   std::vector<std::string> args = {L.clang};
+  if (!L.driverMode.empty())
+    args.push_back(L.driverMode);
   args.insert(args.end(), user.begin(), user.end());
   // cairn.h and its macros only where C is preprocessed: on a .i, .ll or
   // .bc alone clang would warn that -I went unused (an error with -Werror)

@@ -448,14 +448,14 @@ static int cmd_open_close(const char *path, uint64_t grow_req, bool gc)
         if (json) {
             fputs("{\"file\":", stdout);
             put_json(stdout, path);
-            printf(",\"objects_kept\":%llu,\"bytes_freed\":%llu,", (unsigned long long)p->rec_gc_objects,
-                   (unsigned long long)p->rec_gc_freed);
+            printf(",\"objects_kept\":%llu,\"bytes_freed\":%llu,", (unsigned long long)r.objects_reachable,
+                   (unsigned long long)r.bytes_freed);
             json_recovery(&r);
             fputs("}\n", stdout);
         } else {
             put_text(stdout, path);
-            printf(": %llu reachable objects kept, %llu KiB of chunks freed\n",
-                   (unsigned long long)p->rec_gc_objects, (unsigned long long)(p->rec_gc_freed >> 10));
+            printf(": %llu reachable objects kept, %llu KiB freed\n",
+                   (unsigned long long)r.objects_reachable, (unsigned long long)(r.bytes_freed >> 10));
         }
     } else if (grow_req && want <= old) {
         char rounded[96] = "";

@@ -2,7 +2,12 @@
 
 The build directory is $CAIRN_BUILD, default ./build. IR tests need only
 cairn-cc; end-to-end tests also need the runtime library and skip, with the
-reason, when it is not built yet."""
+reason, when it is not built yet (a skip fails the run: tests/conftest.py).
+
+In a sanitized build (scripts/test.sh's ASan and TSan steps),
+CAIRN_TEST_SANITIZE names the sanitizers, e.g. address,undefined: build()
+then passes -fsanitize=... to cairn-cc, which forwards it to clang, so the
+test programs are checked along with the sanitized runtime they link."""
 import os
 import subprocess
 from pathlib import Path
@@ -45,7 +50,16 @@ def pool_path(tmp_path):
         p.unlink()
 
 
+def sanitize_flags(compiler):
+    """-fsanitize flags for programs cairn-cc builds in a sanitized build."""
+    san = os.environ.get("CAIRN_TEST_SANITIZE")
+    if not san or Path(compiler) != CAIRN_CC:
+        return []
+    return [f"-fsanitize={san}", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
+
+
 def build(compiler, src, out, *flags):
+    flags = (*sanitize_flags(compiler), *flags)
     r = subprocess.run([str(compiler), *flags, str(src), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, f"{compiler} {' '.join(flags)} {src} failed:\n{r.stderr}"

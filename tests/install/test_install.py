@@ -102,6 +102,32 @@ def test_persistent_heap_mode_builds_from_the_prefix(prefix, tmp_path):
     assert run([tmp_path / "heap"], env=env) == "kept in a pool\n"
 
 
+def test_cairn_cxx_builds_from_the_prefix(prefix, tmp_path):
+    """cairn-c++ (a link to cairn-cc in bin/) finds clang++, the prelude and
+    its libraries in the prefix: a std::map in the heap, and one in a pool
+    through cairn::allocator that a second run finds again."""
+    (tmp_path / "m.cpp").write_text(
+        '#include <cairn.h>\n#include <cstdio>\n#include <map>\n'
+        'using M = std::map<int, int, std::less<int>, cairn::allocator<std::pair<const int, int>>>;\n'
+        'int main(int argc, char **argv) {\n'
+        '  std::map<int, int> h; for (int i = 0; i < 100; i++) h[i] = i * i;\n'
+        '  cairn_pool *p = argc > 1 ? cairn_pool_open(argv[1], "m") : nullptr;\n'
+        '  if (!p && argc > 1) p = cairn_pool_create(argv[1], "m", 16 << 20);\n'
+        '  if (!p) { std::printf("%zu %d\\n", h.size(), h[9]); return 0; }\n'
+        '  M **root = (M **)cairn_root(p, sizeof(M *), 7);\n'
+        '  CAIRN_TX(p) { if (!*root) *root = cairn::make<M>(p, cairn::allocator<char>(p));\n'
+        '                (**root)[(int)(*root)->size()] = 1; }\n'
+        '  std::printf("%zu\\n", (*root)->size()); return cairn_pool_close(p); }\n')
+    env = prefix_env(prefix)
+    run(["cairn-c++", "-std=c++17", "-O2", "--persistent-heap", "m.cpp", "-o", "heap"],
+        cwd=tmp_path, env=env)
+    assert run([tmp_path / "heap"], env=env) == "100 81\n"
+    run(["cairn-c++", "-std=c++17", "-O2", "m.cpp", "-o", "pool"], cwd=tmp_path, env=env)
+    pool = tmp_path / "m.pool"
+    assert run([tmp_path / "pool", pool], env=env) == "1\n"
+    assert run([tmp_path / "pool", pool], env=env) == "2\n"
+
+
 def build_make(work, env):
     run(["make"], cwd=work, env=env)
     return work

@@ -2,7 +2,7 @@
  * with a message naming the problem, never crashes, and is left unchanged
  * by the refused open (invariant 6). */
 #include "harness.h"
-#include "../../runtime/internal.h"
+#include "internal.h"
 #include <stddef.h>
 #include <sys/mman.h>
 

@@ -401,7 +401,13 @@ static void torn_record_inside_one_append_recovers(void)
         /* recovered twice is recovered once (a second open finds nothing) */
         cairn_pool *p = cairn_pool_open(path, "dmg");
         CHECK(p != NULL);
-        if (p) cairn_pool_close(p);
+        if (p) {
+            struct cairn_recovery rec;
+            cairn_pool_recovery(p, &rec);
+            CHECK(rec.recovered == 0 && rec.records_rolled_back == 0 &&
+                  rec.transactions_rolled_back == 0);
+            cairn_pool_close(p);
+        }
     }
     unlink(path);
     unlink(img);

@@ -1,6 +1,8 @@
 /* test_threads.c -- threads running independent transactions on one pool,
  * allocating and freeing at once (run under TSan in CI). */
 #include "harness.h"
+#include "internal.h"
+#include "poolcheck.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -82,9 +84,10 @@ static void grow_while_allocating(void)
     pthread_join(th, NULL);
     CHECK(grow_bad == 0);
     CHECK(cairn_pool_close(p) == 0);
-    p = cairn_pool_open(path, "gt");             /* nothing left allocated */
-    REQUIRE(p);
-    CHECK(cairn_pool_close(p) == 0);
+    /* every object the worker allocated it freed: nothing left allocated */
+    struct t_check chk;
+    REQUIRE(t_check_pool(path, &chk) == 0);
+    CHECK(chk.errors == 0 && chk.reachable == 0 && chk.leaked == 0);
     unlink(path);
 }
 
@@ -98,6 +101,11 @@ int main(void)
     REQUIRE(R);
     RUN(parallel_transactions);
     cairn_pool_close(P);
+    /* the allocator holds the root and the list nodes, no object freed by
+     * one thread is lost or held twice */
+    struct t_check chk;
+    REQUIRE(t_check_pool(path, &chk) == 0);
+    CHECK(chk.errors == 0 && chk.reachable == 1 + THREADS * (ROUNDS / 3) && chk.leaked == 0);
     /* reopen with a full mark: every list node is reachable and intact */
     setenv("CAIRN_GC", "always", 1);
     P = cairn_pool_open(path, "th");

@@ -18,8 +18,20 @@
 struct rec { uint8_t type, aux; uint16_t size; uint32_t loc; uint64_t seq, addr, arg; };
 struct trace { struct rec *r; uint32_t *tid; size_t n; int complete; size_t torn; uint64_t pid; };
 
+static void trace_free(struct trace *t)
+{
+    free(t->r);
+    free(t->tid);
+    t->r = NULL;
+    t->tid = NULL;
+}
+/* a trace variable: zeroed, its buffers freed when it goes out of scope */
+#define TRACE(name) struct trace name __attribute__((cleanup(trace_free))) = {0}
+
+/* reads path into t (zeroed or read before: its old buffers are freed) */
 static int read_trace(const char *path, struct trace *t)
 {
+    trace_free(t);
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
@@ -311,7 +323,7 @@ static void one_tx(void)
     REQUIRE(sscanf(out, "trace_on=%d flushes=%llu ofences=%llu dfences=%llu log=%llu off=%llu",
                    &on, &fl, &of, &df, &lg, &off) == 6);
     CHECK(on == 1);
-    struct trace t;
+    TRACE(t);
     REQUIRE(read_trace(f, &t) == 0);
     CHECK(t.complete && t.torn == 0);
     CHECK(count(&t, TR_POOL_OPEN, TR_OPEN_CREATED) == 1 && count(&t, TR_POOL_CLOSE, -1) == 1);
@@ -358,7 +370,7 @@ static void nested_abort(void)
     const char *f = trace_file("nested");
     char out[4096];
     run_case("nested", f, out, sizeof out);
-    struct trace t;
+    TRACE(t);
     REQUIRE(read_trace(f, &t) == 0);
     size_t b = find(&t, 0, TR_TX_BEGIN);
     REQUIRE(b < t.n);
@@ -388,7 +400,7 @@ static void ptr_store(void)
     unsigned long long oa, ob, obuf;
     int line;
     REQUIRE(sscanf(out, "line=%d a=%llu b=%llu buf=%llu", &line, &oa, &ob, &obuf) == 4);
-    struct trace t;
+    TRACE(t);
     REQUIRE(read_trace(f, &t) == 0);
     uint64_t root = t.r[find(&t, 0, TR_ALLOC)].addr;
     size_t s[3], k = 0;
@@ -425,7 +437,7 @@ static void threads(void)
     const char *f = trace_file("threads");
     char out[4096];
     run_case("threads", f, out, sizeof out);
-    struct trace t;
+    TRACE(t);
     REQUIRE(read_trace(f, &t) == 0);
     CHECK(t.complete);
     uint32_t maxtid = 0;
@@ -478,7 +490,7 @@ static void killed(void)
     const char *f = trace_file("killed");
     char out[4096];
     run_case("killed", f, out, sizeof out);
-    struct trace t;
+    TRACE(t);
     REQUIRE(read_trace(f, &t) == 0);
     CHECK(!t.complete);
     CHECK(count(&t, TR_TX_BEGIN, -1) > 1000);       /* the buffers written so far */
@@ -487,7 +499,7 @@ static void killed(void)
     struct stat st;
     REQUIRE(stat(f, &st) == 0);
     REQUIRE(truncate(f, st.st_size - 45) == 0);
-    struct trace t2;
+    TRACE(t2);
     REQUIRE(read_trace(f, &t2) == 0);
     CHECK(t2.torn > 0 && t2.torn < 32 + 32 && t2.n < t.n);
     unlink(f);
@@ -510,14 +522,14 @@ static void fork_and_exec(void)
     int gpid = atoi(g + 11);
     CHECK(gpid > 0);
     CHECK(strstr(out, "is being written by another process") != NULL);
-    struct trace t;
+    TRACE(t);
     REQUIRE(read_trace(f, &t) == 0);
     CHECK(t.complete == 1);                           /* one END: the fork child wrote none */
     CHECK(count(&t, TR_TX_COMMIT, -1) == 2);          /* both, around the grandchild */
     CHECK(count(&t, TR_FENCE, TR_OFENCE) < 1000);     /* none of the fork child's */
     char gf[600];
     snprintf(gf, sizeof gf, "%s.%d", f, gpid);
-    struct trace t2;
+    TRACE(t2);
     REQUIRE(read_trace(gf, &t2) == 0);
     CHECK(t2.complete == 1 && t2.pid == (uint64_t)gpid);
     CHECK(count(&t2, TR_FENCE, TR_OFENCE) == 1);
@@ -543,7 +555,7 @@ static void signals(void)
     int nsig = 0;
     unsigned long long off = 0;
     REQUIRE(sscanf(out, "signals=%d off=%llu", &nsig, &off) == 2);
-    struct trace t;
+    TRACE(t);
     REQUIRE(read_trace(f, &t) == 0);
     CHECK(t.complete == 1);
     uint64_t root = t.r[find(&t, 0, TR_ALLOC)].addr;

@@ -2,7 +2,7 @@
  * allocation and free in a transaction, dedup, clobber, 100 MiB in one
  * transaction, and the fences each operation costs. */
 #include "harness.h"
-#include "../../runtime/internal.h"
+#include "internal.h"
 
 struct root { uint64_t a, b; uint64_t obj; uint64_t big; char buf[256]; };
 static cairn_pool *P;

@@ -1,0 +1,27 @@
+/*
+ * check.h -- `cairn pool check` (check.c).
+ */
+#ifndef CAIRN_CHECK_H
+#define CAIRN_CHECK_H
+
+#include "base.h"
+
+#pragma GCC visibility push(hidden)
+
+/* ---- check.c ---- */
+struct cairn_check_report {
+    int errors;
+    uint64_t objects, object_bytes, run_chunks, large_chunks, free_chunks;
+    uint64_t open_lanes, pending_records;
+    bool state_damaged;               /* the state copies prove damage: nothing else checked */
+};
+typedef void (*cairn_check_emit)(void *ctx, const char *severity, const char *msg);
+/* Read-only: the file is mapped privately, recovery is simulated in the
+ * copy. Returns 0 if consistent, 1 if errors were found, -1 if the file
+ * cannot be read as a pool (message through emit). */
+int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *ctx,
+                      struct cairn_check_report *rep);
+
+#pragma GCC visibility pop
+
+#endif
