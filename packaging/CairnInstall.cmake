@@ -85,6 +85,11 @@ endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/cairn
   DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/python COMPONENT dev
   PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+# the trace reader takes the record types (trace_types.h) and the pool
+# layout from the runtime's headers, beside the package when installed
+file(GLOB _cairn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/*.h)
+install(FILES ${_cairn_runtime_headers}
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/cairn/python/cairn COMPONENT dev)
 file(RELATIVE_PATH _py_from_bin ${CMAKE_INSTALL_FULL_BINDIR}
      ${CMAKE_INSTALL_FULL_DATADIR}/cairn/python)
 configure_file(${CAIRN_PKG_DIR}/cairn-cli.in ${CMAKE_BINARY_DIR}/packaging/cairn @ONLY)

@@ -5,6 +5,7 @@
 #ifndef CAIRN_TRACE_H
 #define CAIRN_TRACE_H
 
+#include "trace_types.h"
 #include "base.h"
 
 #pragma GCC visibility push(hidden)
@@ -14,15 +15,9 @@
  * handle.c. With tracing off a hook costs one load of a flag that never
  * changes after start-up and a branch predicted not taken; the arguments
  * are not even evaluated. */
-enum trace_type {
-    TR_THREAD = 1, TR_POOL_OPEN, TR_POOL_CLOSE, TR_POOL_GROW,
-    TR_TX_BEGIN, TR_TX_COMMIT, TR_TX_ABORT, TR_LOG_APPEND,
-    TR_ALLOC, TR_FREE, TR_FLUSH, TR_FENCE, TR_NTSTORE,
-    TR_STORE, TR_STORE_RANGE, TR_DATA, TR_SITE, TR_DRAM_STORES, TR_END,
-    TR_LINE,                  /* CAIRN_TRACE_IMAGES: a line's 64 bytes follow in DATA */
-    TR_STACK,                 /* CAIRN_TRACE_IMAGES: the fence's return addresses in DATA */
-    TR_OBJECT,                /* a loaded object: arg = load base, DATA = its path */
-};
+#define CAIRN_TRACE_ENUM(num, name, text) TR_##name = num,
+enum trace_type { CAIRN_TRACE_TYPES(CAIRN_TRACE_ENUM) };     /* the list: trace_types.h */
+#undef CAIRN_TRACE_ENUM
 enum { TR_LINE_FLUSHED, TR_LINE_NT, TR_LINE_AT_FENCE };                         /* LINE aux */
 enum { TR_FLUSH_CLWB, TR_FLUSH_CLFLUSHOPT, TR_FLUSH_CLFLUSH, TR_FLUSH_MSYNC };  /* FLUSH aux */
 enum { TR_OFENCE, TR_DFENCE };                                                 /* FENCE aux */

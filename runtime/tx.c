@@ -763,6 +763,11 @@ void cairn_tx_clobber(const void *ptr, size_t len)
     struct range r = { (uintptr_t)ptr, (uintptr_t)ptr + len };
     if (cairn__gc_on(T.pool)) cairn__gc_barrier(T.pool, r.lo, r.hi);
     if (vpush(&T.clob, &r, sizeof r)) tx_fatal("out of memory");
+    /* the range joins the covered set: the stores cairn-cc logs into it
+     * (cairn__log_store) find it covered and append no record, as a
+     * cairn_tx_add of it would not either; it is flushed at commit with the
+     * other clobbered ranges */
+    mark_protected(r.lo, r.hi);
 }
 
 /* ---- CAIRN_TX blocks, longjmp and signal handlers ----

@@ -32,15 +32,50 @@ CHUNK_HDR = struct.Struct("<4sIIIQ8x")        # 32 bytes
 REC = struct.Struct("<BBHIQQQ")               # 32 bytes: type aux size loc seq addr arg
 DATA_BYTES = 30
 
-# record types (runtime/internal.h, enum trace_type)
-TYPES = {
-    1: "thread", 2: "pool_open", 3: "pool_close", 4: "pool_grow",
-    5: "tx_begin", 6: "tx_commit", 7: "tx_abort", 8: "log_append",
-    9: "alloc", 10: "free", 11: "flush", 12: "fence", 13: "ntstore",
-    14: "store", 15: "store_range", 16: "data", 17: "site", 18: "dram_stores", 19: "end",
-    20: "line", 21: "stack", 22: "object",
-}
+
+
+def _record_types():
+    """number -> event name, from runtime/trace_types.h, the one list the
+    writer's enum is made from (a copy installed beside this module wins)."""
+    import re
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, "trace_types.h"),
+                 os.path.join(os.path.dirname(os.path.dirname(here)), "runtime", "trace_types.h")):
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue
+        found = {int(n): name for n, name in
+                 re.findall(r"^\s*X\(\s*(\d+)\s*,\s*\w+\s*,\s*(\w+)\s*\)", text, re.M)}
+        if found:
+            return found
+    raise ImportError("cairn.trace: runtime/trace_types.h (the trace record types) was not "
+                      f"found beside {here} or in the source tree; install it with the package")
+
+
+TYPES = _record_types()
 T = {name: num for num, name in TYPES.items()}
+# the numbers this module tests records against, by name
+R_THREAD = T["thread"]
+R_POOL_OPEN = T["pool_open"]
+R_POOL_CLOSE = T["pool_close"]
+R_POOL_GROW = T["pool_grow"]
+R_TX_BEGIN = T["tx_begin"]
+R_TX_COMMIT = T["tx_commit"]
+R_TX_ABORT = T["tx_abort"]
+R_LOG_APPEND = T["log_append"]
+R_ALLOC = T["alloc"]
+R_FREE = T["free"]
+R_FLUSH = T["flush"]
+R_FENCE = T["fence"]
+R_NTSTORE = T["ntstore"]
+R_STORE = T["store"]
+R_STORE_RANGE = T["store_range"]
+R_DATA = T["data"]
+R_SITE = T["site"]
+R_DRAM_STORES = T["dram_stores"]
+R_END = T["end"]
 FLUSH_KINDS = ("clwb", "clflushopt", "clflush", "msync")
 OPEN_KINDS = ("clean", "created", "recovered")
 REL_BIT = 1 << 63
@@ -73,7 +108,7 @@ class Event:
     @property
     def name(self):
         t = self.type
-        if t == 12:
+        if t == R_FENCE:
             return "dfence" if self.aux else "ofence"
         return TYPES.get(t, f"type{t}")
 
@@ -109,6 +144,7 @@ class Trace:
         self._open = opener                # () -> a binary file positioned anywhere
         self.header = {}
         self.chunks = {}                   # tid -> [(file offset, whole records)], in file order
+        self.chunk_times = {}              # tid -> [CLOCK_MONOTONIC ns each chunk was written]
         self.records = 0                   # records in the threads' chunks (DATA included)
         self.sites = {}                    # id -> (file, line, function)
         self.complete = False              # END record present: written by a normal exit
@@ -137,12 +173,12 @@ class Trace:
                 else:
                     for i, rec in enumerate(REC.iter_unpack(body)):
                         ty = rec[0]
-                        if ty == 16:                        # DATA: bytes of the record before it
+                        if ty == R_DATA:                    # DATA: bytes of the record before it
                             if pend is not None:
                                 off = i * REC.size + 2
                                 pend.append(body[off:off + rec[1]])
                             continue
-                        if ty != 18:
+                        if ty != R_DRAM_STORES:
                             pend = None
                         if ty in WITH_DATA:
                             pend = data[len(recs)] = []
@@ -184,7 +220,7 @@ class Trace:
     def os_tid(self, tid):
         for recs, _ in self.blocks(tid):
             for rec in recs:
-                if rec[TYPE] == 1:
+                if rec[TYPE] == R_THREAD:
                     return rec[ARG]
             return None
         return None
@@ -218,13 +254,13 @@ class Trace:
             for tid in sorted(self.chunks):
                 for recs, data in self.blocks(tid):
                     for i, b in data.items():
-                        if recs[i][TYPE] == 2:
+                        if recs[i][TYPE] == R_POOL_OPEN:
                             self._pools[recs[i][LOC]] = b.decode(errors="replace")
         return self._pools
 
 
 # a chunk holding one of these record types takes the slow path in blocks()
-_CARRY = frozenset(WITH_DATA | {16})
+_CARRY = frozenset(WITH_DATA | {R_DATA})
 
 
 def _decode_site(rec, data):
@@ -271,7 +307,7 @@ def _index(t, f, n):
         ch = f.read(CHUNK_HDR.size)
         if len(ch) < CHUNK_HDR.size:
             break
-        cmagic, tid, nrec, _, _ = CHUNK_HDR.unpack(ch)
+        cmagic, tid, nrec, _, when = CHUNK_HDR.unpack(ch)
         if cmagic != CHUNK_MAGIC:
             raise TraceError(f"bad chunk header at byte {pos}: the file is corrupt")
         pos += CHUNK_HDR.size
@@ -280,6 +316,7 @@ def _index(t, f, n):
             (own if tid == 0 else t.chunks.setdefault(tid, [])).append((pos, whole))
             if tid:
                 t.records += whole
+                t.chunk_times.setdefault(tid, []).append(when)
         pos += whole * REC.size
         if whole < nrec:
             break
@@ -287,9 +324,9 @@ def _index(t, f, n):
     t.chunks[0] = own
     for recs, data in t.blocks(0):
         for i, rec in enumerate(recs):
-            if rec[TYPE] == 17:
+            if rec[TYPE] == R_SITE:
                 t.sites[rec[LOC]] = _decode_site(rec, data.get(i))
-            elif rec[TYPE] == 19:
+            elif rec[TYPE] == R_END:
                 t.complete = True
                 t.total_seq = rec[ARG]
     del t.chunks[0]
@@ -352,39 +389,39 @@ PROGRESS_EVERY = 10.0
 def describe(t, ev):
     """The fields of an event as (key, value) pairs, for text and JSON."""
     ty, aux = ev.type, ev.aux
-    if ty == 1:
+    if ty == R_THREAD:
         return [("os_tid", ev.arg)]
-    if ty in (2, 3):
+    if ty in (R_POOL_OPEN, R_POOL_CLOSE):
         f = [("pool", ev.loc), ("base", f"{ev.addr:#x}"), ("size", ev.arg)]
-        if ty == 2:
+        if ty == R_POOL_OPEN:
             f += [("how", OPEN_KINDS[aux] if aux < len(OPEN_KINDS) else aux),
                   ("path", (ev.data or b"").decode(errors="replace"))]
         return f
-    if ty == 4:
+    if ty == R_POOL_GROW:
         return [("pool", ev.loc), ("size", ev.arg)]
-    if ty in (5, 6, 7):
+    if ty in (R_TX_BEGIN, R_TX_COMMIT, R_TX_ABORT):
         return [("pool", ev.loc), ("depth", aux), ("lane", ev.arg)]
-    if ty == 8:
+    if ty == R_LOG_APPEND:
         return [("addr", ev.addr_text()), ("len", ev.arg)]
-    if ty in (9, 10):
+    if ty in (R_ALLOC, R_FREE):
         f = [("addr", ev.addr_text()), ("size", ev.arg), ("in_tx", bool(aux & 1))]
         if aux & 2:
             f.append(("root", True))
         return f
-    if ty == 11:
+    if ty == R_FLUSH:
         return [("addr", ev.addr_text()), ("lines", ev.arg),
                 ("kind", FLUSH_KINDS[aux] if aux < len(FLUSH_KINDS) else aux)]
-    if ty == 12:
+    if ty == R_FENCE:
         return [("pool", ev.loc)]
-    if ty == 13:
+    if ty == R_NTSTORE:
         return [("addr", ev.addr_text()), ("len", ev.arg)]
-    if ty == 14:
+    if ty == R_STORE:
         return [("addr", ev.addr_text()), ("size", ev.size), ("value", f"{ev.arg:#x}"),
                 ("at", t.site_text(ev.loc))]
-    if ty == 15:
+    if ty == R_STORE_RANGE:
         return [("addr", ev.addr_text()), ("len", ev.arg),
                 ("bytes", (ev.data or b"").hex()), ("at", t.site_text(ev.loc))]
-    if ty == 18:
+    if ty == R_DRAM_STORES:
         return [("count", ev.arg)]
     return [("aux", aux), ("size", ev.size), ("loc", ev.loc), ("addr", ev.addr_text()),
             ("arg", ev.arg)]
@@ -397,11 +434,11 @@ def _keeper(types):
         return None
     nums = {num for num, name in TYPES.items() if name in types}
     if "fence" not in types and ("ofence" in types) != ("dfence" in types):
-        nums.discard(12)
+        nums.discard(R_FENCE)
         aux = 1 if "dfence" in types else 0
-        return lambda r: r[0] in nums or (r[0] == 12 and (r[1] != 0) == aux)
+        return lambda r: r[0] in nums or (r[0] == R_FENCE and (r[1] != 0) == aux)
     if "ofence" in types or "dfence" in types:
-        nums.add(12)
+        nums.add(R_FENCE)
     return lambda r: r[0] in nums
 
 
@@ -456,37 +493,37 @@ def stats(t, progress=None):
             nrecs += len(recs)
             th.update(map(itemgetter(TYPE), recs))
             for i, d in data.items():
-                if recs[i][TYPE] == 2:
+                if recs[i][TYPE] == R_POOL_OPEN:
                     pools[recs[i][LOC]] = d.decode(errors="replace")
             for ty, aux, _, _, _, _, arg in recs:
-                if ty == 11:
+                if ty == R_FLUSH:
                     b[0] += 1
                     b[1] += arg
-                elif ty == 12:
+                elif ty == R_FENCE:
                     if aux:
                         b[3] += 1
                         dfences += 1
                     else:
                         b[2] += 1
-                elif ty == 8:
+                elif ty == R_LOG_APPEND:
                     b[4] += 1
                     b[5] += arg
-                elif ty == 14 or ty == 15:
+                elif ty == R_STORE or ty == R_STORE_RANGE:
                     b[6] += 1
-                elif ty == 13:              # whole lines written non-temporally: written back too
+                elif ty == R_NTSTORE:       # whole lines written non-temporally: written back too
                     b[7] += 1
                     b[1] += (arg + 63) // 64
-                elif ty == 5 and aux == 1:
+                elif ty == R_TX_BEGIN and aux == 1:
                     b = [0] * len(TX_KEYS)
-                elif ((ty == 6 and aux == 1) or ty == 7) and b is not outside:
-                    txs.append(["commit" if ty == 6 else "abort", tid] + b)
+                elif ((ty == R_TX_COMMIT and aux == 1) or ty == R_TX_ABORT) and b is not outside:
+                    txs.append(["commit" if ty == R_TX_COMMIT else "abort", tid] + b)
                     b = outside
-                elif ty == 18:
+                elif ty == R_DRAM_STORES:
                     dram = max(dram, arg)
-                elif ty == 1 and os_tid is None:
+                elif ty == R_THREAD and os_tid is None:
                     os_tid = arg
-        named = Counter({TYPES.get(k, f"type{k}"): v for k, v in th.items() if k != 12})
-        named["dfence"], named["ofence"] = dfences, th[12] - dfences
+        named = Counter({TYPES.get(k, f"type{k}"): v for k, v in th.items() if k != R_FENCE})
+        named["dfence"], named["ofence"] = dfences, th[R_FENCE] - dfences
         named += Counter()                          # drop zero counts
         per_type.update(named)
         threads[tid] = dict(os_tid=os_tid, events=nrecs,

@@ -37,8 +37,9 @@ class Writer:
         return [struct.pack("<BB30s", 16, len(b[i:i + 30]), b[i:i + 30])
                 for i in range(0, len(b), 30)]
 
-    def chunk(self, tid, recs):
-        self.parts.append(struct.pack("<4sIIIQ8x", b"CTCK", tid, len(recs), 0, 0) + b"".join(recs))
+    def chunk(self, tid, recs, time_ns=0):
+        self.parts.append(struct.pack("<4sIIIQ8x", b"CTCK", tid, len(recs), 0, time_ns)
+                          + b"".join(recs))
 
     def end(self):
         self.chunk(0, [self.rec(19, arg=self.seq + 1)])
@@ -182,11 +183,14 @@ def big_trace(path, events):
 
 
 def max_rss_kb(*argv):
-    code = ("import resource,sys; sys.argv=['cairn',*sys.argv[1:]]\n"
+    # VmHWM, not getrusage's ru_maxrss: that one starts from the parent's
+    # peak at fork (a pytest process that imported matplotlib is ~100 MB)
+    code = ("import sys; sys.argv=['cairn',*sys.argv[1:]]\n"
             "from cairn.cli import main\n"
             "rc=main(sys.argv[1:])\n"
             "sys.stdout.flush()\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+            "hwm=[l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+            "print(hwm.split()[1], file=sys.stderr)\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     r = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
                        env=env, timeout=300)

@@ -234,6 +234,9 @@ def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
      "persistent heap /nonexistent/dir/h.pool: /nonexistent/dir/h.pool: cannot create pool"),
     ({"CAIRN_PERSISTENT_HEAP_SIZE": "4G"}, "CAIRN_PERSISTENT_HEAP_SIZE=4G is not a size"),
     ({"CAIRN_PERSISTENT_HEAP_SIZE": "1000"}, "pool size 1000 out of range"),
+    # %p expands to the process id (cairn__expand_pid_path, shared with CAIRN_TRACE)
+    ({"CAIRN_PERSISTENT_HEAP": "/tmp/" + "%p" * 2100},
+     "is longer than 4095 bytes once %p is expanded"),
 ])
 def test_persistent_heap_bad_setting_stops_with_one_line(exe, env, message):
     """A heap that cannot be made stops the program at its first malloc with
@@ -633,3 +636,23 @@ def test_pass_leaves_floating_point_bits_alone(cairn_cc, tmp_path):
     assert r.returncode == 0, r.stderr
     left = re.search(r"(\d+) cairn - inttoptr of a floating-point value's bits left alone", r.stderr)
     assert left and int(left.group(1)) >= 1, r.stderr
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_tx_clobber_takes_no_undo_records_under_cairn_cc(exe, pool_path, opt):
+    """NVL-C's clobber: the compiler-logged stores into a clobbered range add
+    no undo record (without it the 64 KiB row is logged), and the row is
+    durable at commit either way."""
+    prog = exe("clobber", opt)
+    counts = {}
+    for mode in ("plain", "clobber"):
+        if pool_path.exists():
+            pool_path.unlink()
+        r = run([prog, "run", pool_path, mode])
+        assert r.returncode == 0, r.stderr
+        words = r.stdout.split()
+        counts[mode] = (int(words[1]), int(words[3]))
+        c = run([prog, "check", pool_path])
+        assert c.stdout.strip() == "gen 1 sum 16783360.0", c.stdout + c.stderr
+    assert counts["plain"][1] >= 8192 * 8          # the whole row was snapshotted
+    assert counts["clobber"][1] < 64               # only gen's 8 bytes

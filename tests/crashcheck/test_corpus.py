@@ -31,6 +31,21 @@ CORPUS = {
     "line_order": "cairn-cc",
     "torn_store": "cairn-cc",
     "commit_one_line": "cairn-cc",
+    "nt_store_no_fence": "cc",
+    "publish_before_init": "cc",
+    "flush_wrong_line": "cc",
+    "memcpy_short": "cc",
+    "counter_in_place": "cc",
+    "alloc_leak": "cc",
+    "recovery_not_idempotent": "cc",
+    "unflushed_length": "cc",
+    "record_per_word": "cc",
+    "list_link_before_next": "cc",
+    "ring_order": "cc",
+    "ack_before_durable": "cc",
+    "valid_bit_16": "cairn-cc",
+    "clobber_needs_undo": "cc",
+    "log_retired_before_data": "cc",
 }
 
 

@@ -66,7 +66,8 @@ def test_layout_is_a_c_toolchains(prefix):
               "lib/cairn/wset/libc.wset", "lib/pkgconfig/cairn.pc",
               "lib/cmake/cairn/cairnConfig.cmake", "lib/cmake/cairn/cairnConfigVersion.cmake",
               "share/man/man1/cairn-cc.1", "share/man/man1/cairn.1",
-              "share/man/man3/cairn.3", "share/cairn/python/cairn/cli.py"]:
+              "share/man/man3/cairn.3", "share/cairn/python/cairn/cli.py",
+              "share/cairn/python/cairn/trace_types.h"]:
         assert (prefix / f).is_file(), f"{f} is not installed"
     assert os.readlink(prefix / "lib/libcairn.so") == "libcairn.so.0"
     assert os.readlink(prefix / "lib/libcairn.so.0") == "libcairn.so.0.1.0"

@@ -4,13 +4,30 @@
                                                one line per event, global order
   cairn trace stats FILE [--json]              counts per type and thread, and
                                                flushes/fences per transaction
+  cairn trace report FILE [--json] [--plot DIR] [--window-us N]
+                                               WHISPER's analysis: epochs, sizes,
+                                               dependencies, write amplification
 The format and the parser are in cairn.trace (docs/runtime.md, "Traces")."""
 import argparse
 import json
+import os
 import re
 import sys
 
-from cairn import trace
+from cairn.argtypes import whole_number
+
+try:
+    from cairn import trace
+except ImportError as _missing:     # no runtime/trace_types.h: only the trace commands stop
+    trace, _WHY = None, str(_missing)
+
+
+def _trace():
+    """cairn.trace, or a one-line exit naming what is missing (it reads the
+    record types from runtime/trace_types.h at import)."""
+    if trace is None:
+        raise SystemExit(f"cairn: {_WHY}")
+    return trace
 
 
 def register(subparsers):
@@ -35,15 +52,25 @@ def register(subparsers):
     s.add_argument("file")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=run_stats)
+    r = sub.add_parser("report", help="epochs per transaction, epoch sizes, dependencies, "
+                                      "write amplification (WHISPER section 5)",
+                       description="WHISPER's persistence analysis of a trace: epochs per "
+                                   "transaction, epoch sizes in 64 B lines, singleton epochs, "
+                                   "self- and cross-thread dependencies, write amplification by "
+                                   "source, non-temporal share, PM vs DRAM stores, and the source "
+                                   "lines behind the most epochs and flushes (docs/trace.md).")
+    r.add_argument("file")
+    r.add_argument("--json", action="store_true", help="print JSON")
+    r.add_argument("--plot", metavar="DIR", help="also write PNG plots (Figs. 3-6) into DIR")
+    r.add_argument("--window-us", type=float, default=50.0, metavar="N",
+                   help="dependencies count within N microseconds (default 50, as WHISPER)")
+    r.set_defaults(func=run_report)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
 def _count(text):
     """argparse type: a whole number >= 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    v = whole_number(text)
     if v < 0:
         raise argparse.ArgumentTypeError(f"{v} is negative; give 0 or more")
     return v
@@ -59,6 +86,7 @@ def _thread(text):
 
 
 def _read(path):
+    _trace()
     try:
         return trace.read(path)
     except OSError as e:
@@ -69,6 +97,7 @@ def _read(path):
 
 
 def run_dump(args):
+    _trace()
     t = _read(args.file)
     if t is None:
         return 2
@@ -100,6 +129,7 @@ def run_dump(args):
 
 
 def run_stats(args):
+    _trace()
     t = _read(args.file)
     if t is None:
         return 2
@@ -108,12 +138,47 @@ def run_stats(args):
         s = trace.stats(t, progress)
     finally:
         progress.finish()
+    return _print(args, s, trace.print_stats)
+
+
+def _print(args, result, printer, notes=()):
+    """result as JSON (--json) or as printer's text, then the notes."""
     try:
         if args.json:
-            json.dump(s, sys.stdout, indent=1, default=str)
+            json.dump(result, sys.stdout, indent=1, default=str)
             sys.stdout.write("\n")
         else:
-            trace.print_stats(s, sys.stdout, args.file)
+            printer(result, sys.stdout, args.file)
+            for line in notes:
+                print(line)
     except BrokenPipeError:           # `| head`
         sys.stderr.close()
     return 0
+
+
+def run_report(args):
+    _trace()
+    try:
+        from cairn import trace_report
+    except ImportError as e:          # the pool layout's headers are missing
+        raise SystemExit(f"cairn: {e}") from None
+    t = _read(args.file)
+    if t is None:
+        return 2
+    if args.window_us < 0:
+        print(f"cairn trace report: --window-us {args.window_us:g} is negative; give 0 or more",
+              file=sys.stderr)
+        return 2
+    progress = trace.Progress(t.records, args.file)
+    try:
+        r = trace_report.analyze(t, window_ns=args.window_us * 1000, progress=progress)
+    finally:
+        progress.finish()
+    if args.plot:
+        try:
+            r["plots"] = trace_report.plot(r, args.plot, os.path.basename(args.file))
+        except ImportError:
+            print("cairn trace report: --plot needs matplotlib: apt-get install python3-matplotlib",
+                  file=sys.stderr)
+            return 2
+    return _print(args, r, trace_report.print_report, [f"wrote {p}" for p in r.get("plots", ())])
