@@ -6,8 +6,9 @@ reason, when it is not built yet (a skip fails the run: tests/conftest.py).
 
 In a sanitized build (scripts/test.sh's ASan and TSan steps),
 CAIRN_TEST_SANITIZE names the sanitizers, e.g. address,undefined: build()
-then passes -fsanitize=... to cairn-cc, which forwards it to clang, so the
-test programs are checked along with the sanitized runtime they link."""
+then passes -fsanitize=... to the compiler (cairn-cc forwards it to clang),
+so the test programs are checked along with the sanitized runtime they
+link."""
 import os
 import subprocess
 from pathlib import Path
@@ -50,16 +51,17 @@ def pool_path(tmp_path):
         p.unlink()
 
 
-def sanitize_flags(compiler):
-    """-fsanitize flags for programs cairn-cc builds in a sanitized build."""
+def sanitize_flags():
+    """-fsanitize flags for the programs tests build in a sanitized build
+    (a program that links the sanitized libcairn needs them)."""
     san = os.environ.get("CAIRN_TEST_SANITIZE")
-    if not san or Path(compiler) != CAIRN_CC:
+    if not san:
         return []
     return [f"-fsanitize={san}", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
 
 
 def build(compiler, src, out, *flags):
-    flags = (*sanitize_flags(compiler), *flags)
+    flags = (*sanitize_flags(), *flags)
     r = subprocess.run([str(compiler), *flags, str(src), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, f"{compiler} {' '.join(flags)} {src} failed:\n{r.stderr}"

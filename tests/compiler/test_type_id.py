@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, CLANG, HERE, ROOT, build, run
+from conftest import BUILD, CLANG, HERE, ROOT, build, run, sanitize_flags
 
 PROGS = HERE / "programs" / "typeid"
 REMARK = re.compile(r"remark: CAIRN_TYPE_ID\((.+?)\) = (0x[0-9a-f]+) from (\S+ .*)$", re.M)
@@ -164,7 +164,8 @@ def build_root(compiler, tmp_path, variant):
 def build_root_plain(runtime, tmp_path, variant):
     """root.c by plain clang, linked with libcairn (libraries after the source)."""
     out = tmp_path / f"root{variant}-clang"
-    r = subprocess.run([str(CLANG), "-std=c11", "-O2", *WARNINGS, f"-DVARIANT={variant}",
+    r = subprocess.run([str(CLANG), "-std=c11", "-O2", *sanitize_flags(), *WARNINGS,
+                        f"-DVARIANT={variant}",
                         f"-I{ROOT / 'include'}", str(PROGS / "root.c"), "-o", str(out),
                         f"-L{runtime}", "-lcairn", f"-Wl,-rpath,{runtime}", "-lpthread"],
                        capture_output=True, text=True)
