@@ -918,12 +918,12 @@ static void report_unlogged(const void *addr, size_t len, const char *file, int 
     pthread_mutex_unlock(&lock);
 }
 
-void cairn__log_store(const void *addr, size_t len, const char *file, int line)
+/* everything but a store outside a transaction with reports off, kept out
+ * of line so that path needs no stack frame */
+__attribute__((noinline)) static void log_store_slow(const void *addr, size_t len,
+                                                     const char *file, int line)
 {
     if (T.depth == 0) {
-        /* outside a transaction: with reports off (persistent-heap mode)
-         * there is nothing to do, not even finding the pool */
-        if (atomic_load_explicit(&unlogged_mode, memory_order_relaxed) == UNLOGGED_OFF) return;
         if (len && cairn__pool_of_addr(addr)) report_unlogged(addr, len, file, line);
         return;
     }
@@ -935,4 +935,14 @@ void cairn__log_store(const void *addr, size_t len, const char *file, int line)
                          "transaction covers one pool", pool->path, T.pool->path,
                          file ? file : "?", line);
     add_range((uintptr_t)addr, (uintptr_t)addr + len);
+}
+
+void cairn__log_store(const void *addr, size_t len, const char *file, int line)
+{
+    /* outside a transaction with reports off (persistent-heap mode) there
+     * is nothing to do, not even finding the pool */
+    if (T.depth == 0 &&
+        atomic_load_explicit(&unlogged_mode, memory_order_relaxed) == UNLOGGED_OFF)
+        return;
+    log_store_slow(addr, len, file, line);
 }

@@ -74,7 +74,7 @@ def main():
             exes[b] = [exe, *args]
         if name == "stores":
             exe = os.path.join(tmp, "stores-clang")
-            subprocess.run(["clang", "-O2", os.path.join(HERE, src), "-o", exe], check=True)
+            subprocess.run(["clang-19", "-O2", os.path.join(HERE, src), "-o", exe], check=True)
             exes["clang"] = [exe]
         progs[name] = exes
     result = {"command": "bench/heap/run.py " + " ".join(sys.argv[1:]),
