@@ -112,6 +112,12 @@ def main():
     result = {"command": "bench/heap/run.py " + " ".join(sys.argv[1:]),
               "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "rounds": a.rounds, "programs": []}
+    git = ["git", "-C", ROOT]
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if commit.returncode == 0:
+        dirty = subprocess.run([*git, "status", "--porcelain", "--", "runtime", "compiler",
+                                "include"], capture_output=True, text=True).stdout.strip()
+        result["source"] = {"commit": commit.stdout.strip(), "runtime_dirty": bool(dirty)}
     for name, exes in progs.items():
         order = list(exes)
         secs = {b: [] for b in order}
