@@ -230,6 +230,9 @@ void     cairn__ra_cache_unregister(struct cairn__ra_cache_reg *reg);
 /* cairn-cc --persistent-heap: a fork child gets a private copy of this
  * pool (its heap) instead of a read-only view. */
 void     cairn__pool_copy_on_fork(cairn_pool *pool);
+/* A file name pattern (CAIRN_TRACE, --persistent-heap=FILE) with each %p
+ * replaced by the process id and %% by %, into out; -1 if it does not fit. */
+int      cairn__expand_pid_path(const char *pattern, char *out, size_t len);
 /* Undo-log hook: called before a store of len bytes at addr that may be PM.
  * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
 void     cairn__log_store(const void *addr, size_t len, const char *file, int line);

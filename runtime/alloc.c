@@ -531,6 +531,34 @@ void cairn__heap_write_back(cairn_pool *pool)
  * and every large object unmarked (the mark, gc.c, decides what is kept). A large object whose range was partly reused after it
  * was freed (a later run or object overwrote a continuation word) is
  * stale: its chunks go to whoever claims them. */
+/* The state record's root is an object of at least root_size bytes that
+ * starts at root_off. Otherwise cairn_root would hand out memory the heap
+ * also counts as free, or other objects' (found by tests/fuzz/fuzz_pool,
+ * regress/pool: a root 8 bytes into its slot, a crashed pool whose clean
+ * flag reads 1). allocated: the heap comes from a clean close's bitmaps,
+ * which always hold the root. */
+int cairn__root_check(cairn_pool *pool, bool allocated)
+{
+    uint64_t off = pool->state.root_off;
+    if (!off) return 0;
+    char *want = pool->base + off;
+    if (cairn__object_start(pool, off, false) != want ||
+        cairn__object_size(pool, want) < pool->state.root_size) {
+        cairn__err(EINVAL, "%s: the root record (offset %#llx, %llu bytes) is not an object of "
+                   "the heap: the state record is corrupt; restore the pool from a backup",
+                   pool->path, (unsigned long long)off, (unsigned long long)pool->state.root_size);
+        return -1;
+    }
+    if (allocated && cairn__object_start(pool, off, true) != want) {
+        cairn__err(EINVAL, "%s: the pool says it was closed cleanly but its heap bitmaps do "
+                   "not hold the root object (the clean flag or the bitmaps are damaged); "
+                   "open it with CAIRN_GC=always to rebuild the heap from the root, or "
+                   "restore it from a backup", pool->path);
+        return -1;
+    }
+    return 0;
+}
+
 int cairn__heap_load_table(cairn_pool *pool)
 {
     for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
@@ -563,7 +591,7 @@ int cairn__heap_load_table(cairn_pool *pool)
             g += arg - 1;
         }
     }
-    return 0;
+    return cairn__root_check(pool, false);
 }
 
 int cairn__heap_load_clean(cairn_pool *pool)
@@ -615,6 +643,7 @@ corrupt:
                    (unsigned long long)w, pool->path);
         return -1;
     }
+    if (cairn__root_check(pool, true)) return -1;
     atomic_store(&pool->heap.used_bytes, used);
     return 0;
 }

@@ -71,6 +71,7 @@ int   cairn__heap_load_table(cairn_pool *pool);        /* after a crash: from th
 int   cairn__heap_init(cairn_pool *pool);              /* volatile structures */
 void  cairn__heap_fini(cairn_pool *pool);
 int   cairn__heap_load_clean(cairn_pool *pool);        /* from bitmaps */
+int   cairn__root_check(cairn_pool *pool, bool allocated);   /* -1 (error set): corrupt root record */
 int   cairn__heap_grow(cairn_pool *pool);        /* after pool->size grew */
 void  cairn__heap_write_back(cairn_pool *pool);        /* bitmaps + table, at close */
 void *cairn__alloc_raw(cairn_pool *pool, size_t size, size_t *usable); /* not zeroed, not flushed */

@@ -18,16 +18,21 @@ uint64_t cairn__heap_chunks(const struct pool_hdr *h, uint64_t size)
     return size > h->heap_off ? (size - h->heap_off) / CAIRN_CHUNK : 0;
 }
 
-static uint64_t state_checksum(const struct pool_state *s)
+uint64_t cairn__state_checksum(const struct pool_state *s)
 {
     return cairn__hash(s, offsetof(struct pool_state, checksum), 0x5747);
+}
+
+uint64_t cairn__hdr_checksum(const struct pool_hdr *h)
+{
+    return cairn__hash(h, offsetof(struct pool_hdr, checksum), 0x4844);
 }
 
 int cairn__state_read(const char *base, struct pool_state *out)
 {
     const struct pool_state *a = (const void *)(base + CAIRN_STATE_A_OFF);
     const struct pool_state *b = (const void *)(base + CAIRN_STATE_B_OFF);
-    int va = a->checksum == state_checksum(a), vb = b->checksum == state_checksum(b);
+    int va = a->checksum == cairn__state_checksum(a), vb = b->checksum == cairn__state_checksum(b);
     if (!va && !vb) return -1;
     if (va && (!vb || a->seq >= b->seq)) *out = *a;
     else *out = *b;
@@ -37,7 +42,7 @@ int cairn__state_read(const char *base, struct pool_state *out)
 int cairn__state_copy_ok(const char *base, int copy)
 {
     const struct pool_state *s = (const void *)(base + (copy ? CAIRN_STATE_B_OFF : CAIRN_STATE_A_OFF));
-    return s->checksum == state_checksum(s);
+    return s->checksum == cairn__state_checksum(s);
 }
 
 /* The state copies of a cleanly closed pool are both whole: each write is
@@ -69,7 +74,7 @@ int cairn__state_check(const char *base, char *why, size_t whylen)
 void cairn__state_write(cairn_pool *pool)
 {
     pool->state.seq++;
-    pool->state.checksum = state_checksum(&pool->state);
+    pool->state.checksum = cairn__state_checksum(&pool->state);
     struct pool_state *dst = (void *)(pool->base + ((pool->state.seq & 1) ? CAIRN_STATE_A_OFF : CAIRN_STATE_B_OFF));
     *dst = pool->state;
     cairn__flush_range(pool, dst, sizeof *dst);
@@ -94,7 +99,7 @@ int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
                  "use the cairn release that made it", h->version, CAIRN_VERSION);
         return -1;
     }
-    if (h->checksum != cairn__hash(h, offsetof(struct pool_hdr, checksum), 0x4844)) {
+    if (h->checksum != cairn__hdr_checksum(h)) {
         snprintf(why, whylen, "header checksum mismatch: the header is corrupt; "
                  "restore the pool from a backup");
         return -1;
@@ -126,8 +131,13 @@ int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
     }
     if (st.root_off) {
         uint64_t nch = cairn__heap_chunks(h, st.size);
-        if (st.root_off < h->heap_off || st.root_off >= h->heap_off + nch * CAIRN_CHUNK ||
-            st.root_size == 0 || st.root_size > CAIRN_MAX_ALLOC || st.root_type == 0) {
+        /* the whole root inside the heap: an object that ran past its end
+         * would be handed to the program as writable (found by
+         * tests/fuzz/fuzz_pool, regress/pool/root-past-end) */
+        uint64_t heap_end = h->heap_off + nch * CAIRN_CHUNK;
+        if (st.root_off < h->heap_off || st.root_off >= heap_end ||
+            st.root_size == 0 || st.root_size > CAIRN_MAX_ALLOC ||
+            st.root_size > heap_end - st.root_off || st.root_type == 0) {
             snprintf(why, whylen, "root record points outside the heap (corrupt)");
             return -1;
         }
@@ -157,7 +167,7 @@ void cairn__header_init(struct pool_hdr *h, const char *layout, uint32_t id)
     h->heap_off = (CAIRN_LANES_OFF + CAIRN_NLANES * CAIRN_LANE_SIZE + CAIRN_CHUNK - 1) & ~(CAIRN_CHUNK - 1);
     h->chunk_size = CAIRN_CHUNK;
     h->zone_chunks = CAIRN_ZONE_CHUNKS;
-    h->checksum = cairn__hash(h, offsetof(struct pool_hdr, checksum), 0x4844);
+    h->checksum = cairn__hdr_checksum(h);
 }
 
 /* The clean flag: 1 only after a close wrote the allocator back (dfenced). */

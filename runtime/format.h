@@ -78,6 +78,8 @@ struct pool_state {                   /* mutable, two copies at STATE_A/B */
 int  cairn__header_check(const void *map, uint64_t file_size, const char *layout,
                          char *why, size_t whylen);
 void cairn__header_init(struct pool_hdr *h, const char *layout, uint32_t id);
+uint64_t cairn__hdr_checksum(const struct pool_hdr *h);      /* over the fields before it */
+uint64_t cairn__state_checksum(const struct pool_state *s);  /* over the fields before it */
 int  cairn__state_read(const char *base, struct pool_state *out);
 /* -1 (why filled) when the state copies prove the file damaged: a copy
  * fails its checksum in a pool that was closed cleanly */

@@ -52,7 +52,11 @@ static int rec_at(const struct lwalk *w, uint64_t gen, uint64_t pos, const struc
     uint64_t off = r->kind_off >> 8, room = w->cap - pos - sizeof *r;
     *out = r;
     if (kind == REC_UNDO) {
-        if (r->len == 0 || r->len > room || off >= w->pool->size || r->len > w->pool->size - off)
+        /* only the heap is ever logged: a record aimed at the header or the
+         * lanes would rewrite the geometry recovery itself reads (found by
+         * tests/fuzz/fuzz_pool, regress/pool/undo-over-header) */
+        if (r->len == 0 || r->len > room || off < w->pool->hdr->heap_off ||
+            off >= w->pool->size || r->len > w->pool->size - off)
             return 0;
         return r->checksum == cairn__rec_checksum(gen, r->kind_off, r->len, r + 1, r->len);
     }

@@ -616,8 +616,9 @@ static void trace_atfork_child(void)
     trace_fd = -1;
 }
 
-/* CAIRN_TRACE with each %p replaced by the process id (%% by %). */
-static int expand_path(const char *in, char *out, size_t len)
+/* CAIRN_TRACE and cairn-cc's --persistent-heap=FILE: each %p replaced by
+ * the process id (%% by %). */
+int cairn__expand_pid_path(const char *in, char *out, size_t len)
 {
     size_t o = 0;
     for (const char *c = in; *c; c++) {
@@ -643,7 +644,7 @@ static int expand_path(const char *in, char *out, size_t len)
  * traced program runs inherits CAIRN_TRACE): that one writes FILE.PID. */
 static int open_trace_file(const char *env, char *path, size_t len)
 {
-    if (expand_path(env, path, len)) {
+    if (cairn__expand_pid_path(env, path, len)) {
         errno = ENAMETOOLONG;
         return -1;
     }

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake ninja-build git python3 python3-venv python3-pip
       clang-19 llvm-19-dev libclang-19-dev lld-19 libclang-rt-19-dev
-      libpmemobj-dev libbsd-dev uthash-dev bear valgrind zlib1g-dev
+      libpmemobj-dev pkg-config libbsd-dev uthash-dev bear valgrind zlib1g-dev
       python3-setuptools python3-wheel python3-tqdm python3-pytest python3-matplotlib)
 for f in */apt-packages.txt; do
   [ -f "$f" ] && while read -r p; do [ -n "${p%%#*}" ] && pkgs+=("${p%%#*}"); done < "$f"

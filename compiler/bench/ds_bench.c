@@ -157,8 +157,8 @@ static inline __attribute__((always_inline)) long lookup(struct root *r, int ds,
  * workload and mode, below): each timed loop holds only its own structure's
  * code, and the DRAM-mode loops of the PM-capable build are the very loops
  * of the -DNO_CAIRN build, with no PM-mode test or transaction in them.
- * Until session 11 one loop served every structure and both modes: clang's
- * -DNO_CAIRN build then ran a smaller loop than the source cairn-cc compiles
+ * One loop serving every structure and both modes would let clang's
+ * -DNO_CAIRN build run a smaller loop than the source cairn-cc compiles
  * (about 5% of a uthash lookup, docs/RESULTS.md). */
 static inline __attribute__((always_inline))
 long run_loop(struct root *r, int d, int mixed, int tx, long count, long nops, long sink)

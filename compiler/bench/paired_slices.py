@@ -11,15 +11,19 @@ control) and against cairn-cc's, 30 rounds of 10 slices of uthash lookups:
     paired_slices.py uthash read 30 10 clang=./clang:dram clang2=./clang:dram cc=./cc:dram
 
 Prints each round's median ratios, then per build the median ns/op and the
-median (p25-p75) of the per-slice ratios."""
+median (p25-p75) of the per-slice ratios. Run it with the venv's python: it
+uses the `cairn` package installed there (scripts/install-deps.sh)."""
 import argparse
+import json
+import shlex
 import statistics
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
-from cairn.commands.cc import _quantile, _serve, _slice  # noqa: E402
+from cairn.argtypes import positive_int
+from cairn.paired import quantile, run_slice, serve
 
 
 def main():
@@ -27,14 +31,18 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("structure")
     ap.add_argument("workload")
-    ap.add_argument("rounds", type=int)
-    ap.add_argument("slices", type=int)
+    ap.add_argument("rounds", type=positive_int)
+    ap.add_argument("slices", type=positive_int)
     ap.add_argument("builds", nargs="+", metavar="NAME=BINARY:MODE")
-    ap.add_argument("--n", type=int, default=100000)
-    ap.add_argument("--ops", type=int, default=1000000)
+    ap.add_argument("--n", type=positive_int, default=100000)
+    ap.add_argument("--ops", type=positive_int, default=1000000)
     ap.add_argument("--cpu", default="1")
     ap.add_argument("--dir", default="/dev/shm")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write each build's samples and summary as JSON "
+                         "(rows for docs/RESULTS.md's table blocks)")
     a = ap.parse_args()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     builds = []
     for b in a.builds:
         name, _, rest = b.partition("=")
@@ -46,12 +54,12 @@ def main():
     names = [b[0] for b in builds]
     times = {nm: [] for nm in names}
     for rnd in range(a.rounds):
-        procs = {nm: _serve(exe, mode, Path(a.dir) / f"paired-slices-{nm}.pool", cfg,
+        procs = {nm: serve(exe, mode, Path(a.dir) / f"paired-slices-{nm}.pool", cfg,
                             a.structure, a.workload) for nm, exe, mode in builds}
         try:
             for k in range(a.slices):
                 for nm in names[k % len(names):] + names[:k % len(names)]:
-                    times[nm].append(_slice(procs[nm]))
+                    times[nm].append(run_slice(procs[nm]))
         finally:
             for p in procs.values():
                 p.stdin.close()
@@ -60,11 +68,23 @@ def main():
         print(f"round {rnd}", " ".join(
             f"{nm}={statistics.median(x / b for x, b in zip(times[nm][-a.slices:], base)):.2f}"
             for nm in names[1:]), f"{names[0]}={statistics.median(base):.0f}ns", flush=True)
-    for nm in names:
+    rows = []
+    for nm, exe, mode in builds:
         rs = [x / b for x, b in zip(times[nm], times[names[0]])]
-        print(f"{nm:12s} median {statistics.median(times[nm]):9.1f} ns  ratio "
-              f"{statistics.median(rs):.3f} (p25 {_quantile(rs, 0.25):.3f} "
-              f"p75 {_quantile(rs, 0.75):.3f})")
+        rows.append({"build": nm, "binary": exe, "mode": mode,
+                     "median_ns": statistics.median(times[nm]),
+                     "ratio_median": statistics.median(rs), "ratio_p25": quantile(rs, 0.25),
+                     "ratio_p75": quantile(rs, 0.75), "samples_ns": times[nm]})
+        print(f"{nm:12s} median {rows[-1]['median_ns']:9.1f} ns  ratio "
+              f"{rows[-1]['ratio_median']:.3f} (p25 {rows[-1]['ratio_p25']:.3f} "
+              f"p75 {rows[-1]['ratio_p75']:.3f})")
+    if a.json:
+        Path(a.json).write_text(json.dumps({
+            "command": "paired_slices.py " + shlex.join(sys.argv[1:]), "started": started,
+            "method": "builds alive at once on one CPU, taking turns per slice; ratio = "
+                      f"per-slice time over {names[0]}'s in the same turn",
+            "structure": a.structure, "workload": a.workload, "rounds": a.rounds,
+            "slices": a.slices, "n": a.n, "ops": a.ops, "builds": rows}, indent=1))
     for nm, _, _ in builds:
         (Path(a.dir) / f"paired-slices-{nm}.pool").unlink(missing_ok=True)
 

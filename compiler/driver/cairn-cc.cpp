@@ -29,14 +29,11 @@
 
 namespace {
 
+// -fno-cairn-NAME / -fcairn-NAME: the pass's optimizations, from the one
+// list of its options (compiler/pass/CairnOptions.def).
 const char *const kOptimizations[] = {
-    "skip-volatile",   "skip-check-pm",      "merge-logs",
-    "skip-null-convert", "skip-null-compare-loads", "scan-wide-stores",
-    "inline-ra2va", "hoist-loop-logs", "elim-dominated-logs",
-    "inline-va2ra", "hoist-conversions", "local-ra-cache",
-    "readonly-calls-keep-cache", "thread-null-tests", "fold-translation",
-    "plain-loop-chains", "split-translated-phis", "vector-ptr-stores",
-    "local-region", "miss-preserves-regs", "known-callees", "merge-sign-null-tests",
+#define CAIRN_OPTIMIZATION(Var, Name, Default, Counter, Desc) Name,
+#include "../pass/CairnOptions.def"
 };
 
 bool exists(const std::string &p) {

@@ -1,21 +1,30 @@
 //===- Instrumenter.h - the state and steps of cairn's pass -----*- C++ -*-===//
 //
-// CairnInstrumenter instruments one module (CairnPass.cpp drives it). Its
-// steps live in four files:
-//   CairnPass.cpp      options, counters, runtime entry points, the proofs
-//                      (where a pointer can point), emission helpers, the
-//                      per-function driver and the pass registration;
+// The logging and pointer instrumentation, in two objects:
+//   ModuleRuntime         made once per module: the runtime's entry points
+//                         and globals as declared in it, the module's
+//                         source-location strings, and which of its
+//                         functions cannot run cairn's runtime;
+//   FunctionInstrumenter  made for one function and dropped after it: what
+//                         the phases learn about that function (merged and
+//                         hoisted logs, the register copies of the region
+//                         and of the translation cache, translated loads).
+// FunctionInstrumenter::run (CairnPass.cpp) lists the phases in order. Its
+// steps live in three files:
 //   LogPlacement.cpp   which writes get a log, and where (loop hoisting,
 //                      dominated-log elimination, merging in a block);
-//   Writes.cpp         instrumenting stores, memory intrinsics, atomics and
-//                      write-set calls;
-//   Pointers.cpp       persistent pointers: conversions of stored pointers,
-//                      translation of loaded ones, the register cache.
-// Options and counters are defined once in CairnPass.cpp.
+//   Writes.cpp         instrumenting writes: the region test and the log,
+//                      stores (with the conversion of stored pointers),
+//                      memory intrinsics, atomics, masked stores, write-set
+//                      and libc calls;
+//   Pointers.cpp       loaded pointers: translation back to addresses, the
+//                      register copy of the cache, NULL-test threading.
+// Options and counters are declared once, in CairnOptions.def.
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_PASS_INSTRUMENTER_H
 #define CAIRN_PASS_INSTRUMENTER_H
 
+#include "PassCommon.h"
 #include "TraceInstrument.h"
 #include "WriteSet.h"
 
@@ -25,23 +34,19 @@
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/Statistic.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/DebugInfoMetadata.h"
-#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
-#include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
@@ -52,90 +57,6 @@
 
 namespace cairn {
 
-using namespace llvm;
-
-// ---- options (CairnPass.cpp) ----
-extern llvm::cl::opt<bool> ClEnabled;
-extern llvm::cl::opt<bool> ClSkipVolatile;
-extern llvm::cl::opt<bool> ClSkipCheckPM;
-extern llvm::cl::opt<bool> ClMergeLogs;
-extern llvm::cl::opt<bool> ClElimDominatedLogs;
-extern llvm::cl::opt<bool> ClHoistLoopLogs;
-extern llvm::cl::opt<unsigned> ClHoistMaxStride;
-extern llvm::cl::opt<bool> ClSkipNullConvert;
-extern llvm::cl::opt<bool> ClSkipNullCompareLoads;
-extern llvm::cl::opt<bool> ClInlineRa2Va;
-extern llvm::cl::opt<bool> ClLocalRaCache;
-extern llvm::cl::opt<bool> ClMissPreservesRegs;
-extern llvm::cl::opt<bool> ClReadonlyCallsKeepCache;
-extern llvm::cl::opt<bool> ClKnownCallees;
-extern llvm::cl::opt<bool> ClThreadNullTests;
-extern llvm::cl::opt<bool> ClMergeSignNullTests;
-extern llvm::cl::opt<bool> ClFoldTranslation;
-extern llvm::cl::opt<bool> ClPlainLoopChains;
-extern llvm::cl::opt<bool> ClSplitPhis;
-extern llvm::cl::opt<bool> ClInlineVa2Ra;
-extern llvm::cl::opt<bool> ClHoistConversions;
-extern llvm::cl::opt<bool> ClVectorPtrStores;
-extern llvm::cl::opt<bool> ClScanWideStores;
-extern llvm::cl::opt<bool> ClPersistentHeap;
-extern llvm::cl::opt<bool> ClCount;
-extern llvm::cl::opt<bool> ClPrintStats;
-extern llvm::cl::list<std::string> ClWriteSets;
-
-// ---- counters (CairnPass.cpp) ----
-extern llvm::TrackingStatistic NumStores;
-extern llvm::TrackingStatistic NumStoresVolatile;
-extern llvm::TrackingStatistic NumChecksSkippedPM;
-extern llvm::TrackingStatistic NumLogsMerged;
-extern llvm::TrackingStatistic NumLogsDominated;
-extern llvm::TrackingStatistic NumLoopLogsHoisted;
-extern llvm::TrackingStatistic NumTranslationsFolded;
-extern llvm::TrackingStatistic NumLoopChainsPlain;
-extern llvm::TrackingStatistic NumPhisSplit;
-extern llvm::TrackingStatistic NumIndexReassociated;
-extern llvm::TrackingStatistic NumMissPreserve;
-extern llvm::TrackingStatistic NumPtrStores;
-extern llvm::TrackingStatistic NumVecPtrStores;
-extern llvm::TrackingStatistic NumVecPtrLoads;
-extern llvm::TrackingStatistic NumNullStores;
-extern llvm::TrackingStatistic NumPtrLoads;
-extern llvm::TrackingStatistic NumPtrLoadsNullOnly;
-extern llvm::TrackingStatistic NumIntToPtr;
-extern llvm::TrackingStatistic NumIntToPtrFloat;
-extern llvm::TrackingStatistic NumRa2VaInline;
-extern llvm::TrackingStatistic NumVa2RaInline;
-extern llvm::TrackingStatistic NumConvHoisted;
-extern llvm::TrackingStatistic NumLocalCache;
-extern llvm::TrackingStatistic NumCacheKeptOverCall;
-extern llvm::TrackingStatistic NumCallsCairnFree;
-extern llvm::TrackingStatistic NumNullTestsThreaded;
-extern llvm::TrackingStatistic NumSignNullMerged;
-extern llvm::TrackingStatistic NumWideScans;
-extern llvm::TrackingStatistic NumWideNotAddress;
-extern llvm::TrackingStatistic NumMemIntrinsics;
-extern llvm::TrackingStatistic NumAtomics;
-extern llvm::TrackingStatistic NumWriteSetCalls;
-extern llvm::TrackingStatistic NumLibcWrapped;
-extern llvm::TrackingStatistic NumMaskedStores;
-
-// Pointers declared `cairn_pm` (NVL-C style; the driver defines it as this
-// address space) are PM by declaration, and clang refuses to mix them with
-// plain pointers without a cast. x86 code generation treats the address
-// space as flat memory; runtime calls take plain pointers.
-inline constexpr unsigned PMAddrSpace = 7;
-
-inline Value *flat(IRBuilder<> &B, Value *P) {
-  auto *PT = dyn_cast<PointerType>(P->getType());
-  if (!PT || PT->getAddressSpace() == 0)
-    return P;
-  return B.CreateAddrSpaceCast(P, PointerType::getUnqual(P->getContext()));
-}
-
-
-// What the pass can prove about where a pointer points.
-enum class Where { Volatile, PM, Unknown };
-
 // A log that covers several stores of one block (cairn-merge-logs).
 struct MergedLog {
   Value *Base;
@@ -143,80 +64,85 @@ struct MergedLog {
   Value *InPM = nullptr; // the region test, once emitted; members reuse it
 };
 
-class CairnInstrumenter {
-public:
-  CairnInstrumenter(Module &M, const cairn::WriteSets &WS)
-      : M(M), DL(M.getDataLayout()), Ctx(M.getContext()), WS(WS) {
-    initialize();
-  }
-  // LI/SE/DT may be null (no loop hoisting).
-  bool watchSetjmps(Function &F);
-  bool instrumentFunction(Function &F, LoopInfo *LI, ScalarEvolution *SE,
-                          DominatorTree *DT);
+// compiler/rt's one-word translation cache (compiler/rt/cairn_cc_rt.h draws
+// it): the key (a relative pointer's bits above CAIRN_ID_SHIFT) in the high
+// half, the pool's region slot in the low half. Every piece of the pass that
+// reads the word or builds a relative pointer from it goes through here.
+struct CacheWord {
+  // the word, read as the runtime writes it (relaxed, aligned)
+  static LoadInst *load(IRBuilder<> &B, GlobalVariable *RaCache);
+  static Value *key(IRBuilder<> &B, Value *Word);
+  static Value *slot(IRBuilder<> &B, Value *Word);
+  // a relative pointer's key, and an address's region slot (U = va - lo)
+  static Value *keyOfRelative(IRBuilder<> &B, Value *Rel);
+  static Value *slotOfOffset(IRBuilder<> &B, Value *U, const Twine &Name = "");
+  // the relative pointer for U = va - lo in the pool whose key is Key
+  static Value *relative(IRBuilder<> &B, Value *Key, Value *U);
+  // D with va = rel + D (mod 2^64) for every rel of the cached pool:
+  // lo + ((slot - key) << CAIRN_SLOT_SHIFT)
+  static Value *delta(IRBuilder<> &B, Value *Lo, Value *Word, Value *Key);
+};
 
-private:
+// The module's declarations of the runtime, made once per module. A
+// FunctionInstrumenter copies them (pointers and references only).
+class ModuleRuntime : protected IRBasics {
+public:
+  ModuleRuntime(Module &M, const WriteSets &WS, StringConstants &Locations,
+                const SmallPtrSetImpl<const Function *> &CairnFreeFns);
+  // The functions of M whose calls cannot run cairn's runtime
+  // (cairn-known-callees; LogPlacement.cpp).
+  static void findCairnFreeFunctions(Module &M, SmallPtrSetImpl<const Function *> &Out);
+
+protected:
   Module &M;
   const DataLayout &DL;
   LLVMContext &Ctx;
-  const cairn::WriteSets &WS;
-  Type *Int64Ty, *Int32Ty;
-  PointerType *PtrTy;
-  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr, XchgPtr,
-      CacheNote;
-  bool MissPreservesRegs = false;
-  // pointer stores whose value is invariant in a loop (found before any
-  // block is split): the loop, for NVL-C's conversion hoisting
-  DenseMap<StoreInst *, Loop *> InvariantPtrStores;
-  // an empty block on the edge into each such loop, made before any
-  // instrumentation splits blocks (so nothing is ever inserted before it)
-  DenseMap<Loop *, BasicBlock *> LoopEntry;
-  // the hoisted conversion of a value before a loop: {relative or 0, region slot}
-  DenseMap<std::pair<Loop *, Value *>, std::pair<Value *, Value *>> HoistedConv;
-  // the function's copy of the cache: key (rel >> 40 it holds) and the
-  // offset D with va = rel + D, as allocas promoted to registers at the end
-  AllocaInst *LocalKey = nullptr, *LocalD = nullptr;
-  AllocaInst *LocalLo = nullptr, *LocalSize = nullptr;   // cairn-local-region
-  Function *RegionFn = nullptr;   // set up on the first region test in it
-  void afterCallsThatMayChangeRuntime(Function &F, SmallVectorImpl<Instruction *> &After,
-                                      bool CountKept);
-  void setUpLocalRegion(Function &F);
-  void refreshLocalRegion(IRBuilder<> &B);
-  Value *regionLo(IRBuilder<> &B);
-  void refreshLocalCache(IRBuilder<> &B);
-  void setUpLocalCache(Function &F);
-  void finishLocalCache(Function &F);
+  const WriteSets &WS;
+  StringConstants *Locations;
+  const SmallPtrSetImpl<const Function *> *CairnFreeFns;
+  FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr,
+      XchgPtr, CacheNote, Ra2VaWords, LogLanes, LanesToRel;
   GlobalVariable *RegionLo, *RegionHi, *RaCache, *Counts;
-  MDNode *Unlikely, *NoSanitize;
-  StringMap<Constant *> Strings;
+  MDNode *Unlikely;
+  bool MissPreservesRegs = false;
+  // Persistent-heap mode: a pointer stored into PM that points outside the
+  // region stays a virtual address (the heap is volatile in meaning). The
+  // one flag every lenient conversion of the pass is given.
+  bool Lenient;
 
-  void initialize();
+  // (file, line) constants for the runtime's messages (CairnPass.cpp)
+  std::pair<Value *, Value *> sourceLocation(Instruction *I);
   // calls that cannot run cairn's runtime (LogPlacement.cpp)
-  SmallPtrSet<const Function *, 32> CairnFreeFns;
-  void findCairnFreeFunctions();
   bool cairnFreeByKnownCallee(const CallBase &CB) const;
   bool isBarrierFree(const Instruction &I) const;
-  bool noBarrierBetween(Instruction *E, Instruction *L,
-                        DenseMap<BasicBlock *, bool> &HasBarrier) const;
-  Where classify(Value *Ptr, unsigned Depth = 0);
-  Where classifyObject(const Value *Obj, unsigned Depth);
-  std::pair<Value *, Value *> sourceLocation(Instruction *I);
-  Value *emitInRegion(IRBuilder<> &B, Value *P);
-  Value *regionCondition(Instruction *Before, Value *Addr, Where W);
-  Instruction *thenBlockFor(Value *Cond, Instruction *Before);
-  void emitLog(IRBuilder<> &B, Value *Addr, Value *Len, Instruction *LocI);
-  void emitGuardedScan(Instruction *After, Value *Addr, Value *Len, Value *Cond,
-                       Instruction *LocI);
+};
 
+// Instruments one function: make one, call run(), drop it.
+class FunctionInstrumenter : ModuleRuntime {
+public:
+  // LI/SE/DT may be null (no loop hoisting).
+  FunctionInstrumenter(const ModuleRuntime &MR, Function &Func, LoopInfo *LI,
+                       ScalarEvolution *SE, DominatorTree *DT)
+      : ModuleRuntime(MR), F(Func), LI(LI), SE(SE), DT(DT) {}
+  bool run();
+
+private:
+  Function &F;
+  LoopInfo *LI;
+  ScalarEvolution *SE;
+  DominatorTree *DT;
+
+  // ---- log placement (LogPlacement.cpp) ----
   void chooseInstructionsToInstrument(
-      Function &F, SmallVectorImpl<Instruction *> &Writes,
+      SmallVectorImpl<Instruction *> &Writes,
       SmallVectorImpl<Instruction *> &PointerReads,
       DenseMap<Instruction *, MergedLog> &MergedAt,
       DenseMap<Instruction *, Instruction *> &Covered,
       const std::map<Instruction *, MergedLog> &Hoisted);
-  void hoistLoopLogs(Function &F, LoopInfo &LI, ScalarEvolution &SE,
+  void hoistLoopLogs(LoopInfo &LI, ScalarEvolution &SE,
                      DominatorTree &DT,
                      std::map<Instruction *, MergedLog> &Hoisted);
-  void elimDominatedLogs(Function &F, ArrayRef<Instruction *> Writes,
+  void elimDominatedLogs(ArrayRef<Instruction *> Writes,
                          DenseMap<Instruction *, MergedLog> &MergedAt,
                          DenseMap<Instruction *, Instruction *> &Covered,
                          const std::map<Instruction *, MergedLog> &Hoisted,
@@ -225,52 +151,92 @@ private:
                         DenseMap<Instruction *, MergedLog> &MergedAt,
                         DenseMap<Instruction *, Instruction *> &Covered,
                         const std::map<Instruction *, MergedLog> &Hoisted);
+  bool noBarrierBetween(Instruction *E, Instruction *L,
+                        DenseMap<BasicBlock *, bool> &HasBarrier) const;
+
+  // ---- the region test and the log (Writes.cpp) ----
+  // the function's copy of the region's bounds (cairn-local-region), made
+  // on the first region test
+  bool KeepsLocalRegion = false;
+  AllocaInst *LocalLo = nullptr, *LocalSize = nullptr;
+  void setUpLocalRegion();
+  void refreshLocalRegion(IRBuilder<> &B);
+  Value *regionLo(IRBuilder<> &B);
+  Value *emitInRegion(IRBuilder<> &B, Value *P);
+  Value *regionCondition(Instruction *Before, Value *Addr, Where W);
+  Instruction *thenBlockFor(Value *Cond, Instruction *Before);
+  void emitLog(IRBuilder<> &B, Value *Addr, Value *Len, Instruction *LocI);
+  void emitGuardedScan(Instruction *After, Value *Addr, Value *Len, Value *Cond,
+                       Instruction *LocI);
+  enum Counter { RegionTests, LogCalls, PointerLoadChecks, RelativeLoads,
+                 RelativeStores };
+  void count(IRBuilder<> &B, Counter C);
+
+  // ---- writes (Writes.cpp) ----
   void instrumentStore(StoreInst *SI, const MergedLog *Merged);
   void storeRelativeInPM(StoreInst *SI, Value *InPM,
                          function_ref<Value *(Instruction *At)> Make);
-  void instrumentPointerRead(Instruction *I);
+  Value *emitVa2Ra(Instruction *Before, StoreInst *SI, Value *Addr, Value *Val,
+                   Value *File, Value *Line);
+  // pointer stores whose value is invariant in a loop (found before any
+  // block is split): the loop, for NVL-C's conversion hoisting
+  DenseMap<StoreInst *, Loop *> InvariantPtrStores;
+  // an empty block on the edge into each such loop, made before any
+  // instrumentation splits blocks (so nothing is ever inserted before it)
+  DenseMap<Loop *, BasicBlock *> LoopEntry;
+  // the hoisted conversion of a value before a loop: {relative or 0, region slot}
+  DenseMap<std::pair<Loop *, Value *>, std::pair<Value *, Value *>> HoistedConv;
+  std::pair<Value *, Value *> hoistedConversion(Loop *L, Value *Val);
+  void findInvariantPtrStores(LoopInfo &LI, DominatorTree &DT);
+  void instrumentMemIntrinsic(MemIntrinsic *MI);
+  void instrumentAtomic(Instruction *I);
+  void instrumentWriteSetCall(CallBase *CB, const WSFunction &WF);
+  // llvm.masked.store, .scatter, .compressstore (the vectorizers'
+  // conditional stores)
+  void instrumentMaskedStore(IntrinsicInst *II);
+  // the scanf family and strsep: calls go to compiler/rt's wrappers
+  bool routeLibcCalls();
+  // a longjmp out of a transaction (CairnPass.cpp)
+  bool watchSetjmps();
+  // a register copy's two slots (region bounds, cache), made SSA values
+  // once all their uses are in (CairnPass.cpp)
+  static void promoteToRegisters(Function &F, AllocaInst *A, AllocaInst *B);
+
+  // ---- loaded pointers (Pointers.cpp) ----
   // loads of <N x ptr> (the vectorizers' loads of pointer arrays), also
   // masked loads, gathers and expand-loads
   SmallVector<Instruction *, 4> VecPointerReads;
+  // the function's copy of the cache: key (rel >> CAIRN_ID_SHIFT it holds)
+  // and the offset D with va = rel + D, as allocas promoted to registers at
+  // the end
+  AllocaInst *LocalKey = nullptr, *LocalD = nullptr;
+  void setUpLocalCache();
+  void refreshLocalCache(IRBuilder<> &B);
+  void afterCallsThatMayChangeRuntime(SmallVectorImpl<Instruction *> &After,
+                                      bool CountKept);
+  void instrumentPointerRead(Instruction *I);
   void instrumentVectorPointerRead(Instruction *LI);
-  FunctionCallee Ra2VaWords;
+  Value *emitRa2Va(Instruction *Before, Value *Rel);
+  Value *emitRa2VaDelta(Instruction *Before, Value *Rel);
+  CallInst *callRa2VaMiss(IRBuilder<> &B, Value *Rel);
+  // cairn-thread-null-tests: converted loads' merge phis and their values
+  SmallVector<std::pair<PHINode *, Value *>, 16> ConvertedPhis;
   void threadNullTest(PHINode *Phi, Value *VA);
   // cairn-merge-sign-null-tests: a translated load's sign test, to merge
-  // with the NULL test that follows it (Pointers.cpp)
+  // with the NULL test that follows it
   struct SignTest { Instruction *V; ICmpInst *IsRel; BasicBlock *Tail; Value *Bits; };
   SmallVector<SignTest, 16> SignTests;
   bool mergeSignNullTest(const SignTest &T);
-  SmallVector<std::pair<PHINode *, Value *>, 16> ConvertedPhis;
   // folded translations: va (a gep) -> (loaded value, offset)
   DenseMap<Value *, std::pair<Value *, Value *>> FoldedVA;
   // -cairn-plain-loop-chains: pointer reads carried around a loop, and the
   // phis that carry them (not split into (value, offset))
   SmallPtrSet<Instruction *, 8> LoopCarried;
   SmallPtrSet<PHINode *, 8> CarrierPhis;
-  void findLoopCarriedReads(Function &F, ArrayRef<Instruction *> Reads);
-  void splitTranslatedPhis(Function &F);
+  void findLoopCarriedReads(ArrayRef<Instruction *> Reads);
+  void splitTranslatedPhis();
   static void keepNullTestsOnBase(Value *VA, Value *Base);
-  Value *emitRa2VaDelta(Instruction *Before, Value *Rel);
-  Value *emitRa2Va(Instruction *Before, Value *Rel);
-  CallInst *callRa2VaMiss(IRBuilder<> &B, Value *Rel);
-  Value *emitVa2Ra(Instruction *Before, StoreInst *SI, Value *Addr, Value *Val,
-                   Value *File, Value *Line);
-  std::pair<Value *, Value *> hoistedConversion(Loop *L, Value *Val);
-  void findInvariantPtrStores(Function &F, LoopInfo &LI, DominatorTree &DT);
-  enum Counter { RegionTests, LogCalls, PointerLoadChecks, RelativeLoads,
-                 RelativeStores };
-  void count(IRBuilder<> &B, Counter C);
-  void instrumentMemIntrinsic(MemIntrinsic *MI);
-  void instrumentAtomic(Instruction *I);
-  void instrumentWriteSetCall(CallBase *CB, const cairn::WSFunction &WF);
-  // the scanf family and strsep: calls go to compiler/rt's wrappers
-  bool routeLibcCalls(Function &F);
-  // llvm.masked.store, .scatter, .compressstore (the vectorizers'
-  // conditional stores)
-  void instrumentMaskedStore(IntrinsicInst *II);
-  FunctionCallee LogLanes, LanesToRel;
 };
-
 
 } // namespace cairn
 

@@ -38,57 +38,21 @@ static bool writesOnlyArgMemory(const CallBase &CB) {
   return CB.getMemoryEffects().getWithoutLoc(IRMemLocation::ArgMem).onlyReadsMemory();
 }
 
-// cairn-known-callees: a call the older rule (no memory access at all)
-// treats as a barrier, proven here not to run cairn: its callee writes only
-// argument memory, or is one of this module's functions whose every call is
-// such a call (CairnFreeFns).
-bool CairnInstrumenter::cairnFreeByKnownCallee(const CallBase &CB) const {
+// cairn-known-callees: a call that accesses memory but is proven not to
+// run cairn: its callee writes only argument memory, or is one of this
+// module's functions whose every call is such a call (Free).
+static bool cairnFreeByKnownCallee(const CallBase &CB,
+                                   const SmallPtrSetImpl<const Function *> &Free) {
   if (!ClKnownCallees || returnsTwice(CB) || CB.isInlineAsm())
     return false;
   if (writesOnlyArgMemory(CB))
     return true;
   const Function *Callee = CB.getCalledFunction();
-  return Callee && CairnFreeFns.count(Callee);
+  return Callee && Free.count(Callee);
 }
 
-// The module's functions whose calls cannot run cairn: optimistic fixed
-// point (recursion among such functions is fine), over exact definitions
-// only (a definition that may be replaced at link or load time, weak or
-// interposable, proves nothing). Indirect calls, calls to unknown external
-// functions and setjmp-like calls disqualify a function.
-void CairnInstrumenter::findCairnFreeFunctions() {
-  CairnFreeFns.clear();
-  if (!ClKnownCallees)
-    return;
-  for (Function &F : M)
-    if (!F.isDeclaration() && F.hasExactDefinition() && !F.isInterposable() &&
-        !F.getName().starts_with("cairn_"))
-      CairnFreeFns.insert(&F);
-  for (bool Changed = true; Changed;) {
-    Changed = false;
-    for (Function &F : M) {
-      if (!CairnFreeFns.count(&F))
-        continue;
-      bool Free = llvm::all_of(instructions(F), [&](Instruction &I) {
-        auto *CB = dyn_cast<CallBase>(&I);
-        return !CB || isBarrierFree(*CB);
-      });
-      if (!Free) {
-        CairnFreeFns.erase(&F);
-        Changed = true;
-      }
-    }
-  }
-  for (Function &F : M)
-    if (!F.isDeclaration() && !F.getName().starts_with("cairn_"))
-      for (Instruction &I : instructions(F))
-        if (auto *CB = dyn_cast<CallBase>(&I))
-          if (!isa<IntrinsicInst>(CB) && !CB->doesNotAccessMemory() &&
-              cairnFreeByKnownCallee(*CB))
-            ++NumCallsCairnFree;
-}
-
-bool CairnInstrumenter::isBarrierFree(const Instruction &I) const {
+static bool isBarrierFree(const Instruction &I,
+                          const SmallPtrSetImpl<const Function *> &Free) {
   auto *CB = dyn_cast<CallBase>(&I);
   if (!CB)
     return true;
@@ -110,7 +74,53 @@ bool CairnInstrumenter::isBarrierFree(const Instruction &I) const {
       break;
     }
   }
-  return CB->doesNotAccessMemory() || cairnFreeByKnownCallee(*CB);
+  return CB->doesNotAccessMemory() || cairnFreeByKnownCallee(*CB, Free);
+}
+
+bool ModuleRuntime::cairnFreeByKnownCallee(const CallBase &CB) const {
+  return cairn::cairnFreeByKnownCallee(CB, *CairnFreeFns);
+}
+
+bool ModuleRuntime::isBarrierFree(const Instruction &I) const {
+  return cairn::isBarrierFree(I, *CairnFreeFns);
+}
+
+// The module's functions whose calls cannot run cairn: optimistic fixed
+// point (recursion among such functions is fine), over exact definitions
+// only (a definition that may be replaced at link or load time, weak or
+// interposable, proves nothing). Indirect calls, calls to unknown external
+// functions and setjmp-like calls disqualify a function.
+void ModuleRuntime::findCairnFreeFunctions(Module &M,
+                                           SmallPtrSetImpl<const Function *> &Free) {
+  Free.clear();
+  if (!ClKnownCallees)
+    return;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.hasExactDefinition() && !F.isInterposable() &&
+        !F.getName().starts_with("cairn_"))
+      Free.insert(&F);
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (Function &F : M) {
+      if (!Free.count(&F))
+        continue;
+      bool AllFree = llvm::all_of(instructions(F), [&](Instruction &I) {
+        auto *CB = dyn_cast<CallBase>(&I);
+        return !CB || cairn::isBarrierFree(*CB, Free);
+      });
+      if (!AllFree) {
+        Free.erase(&F);
+        Changed = true;
+      }
+    }
+  }
+  for (Function &F : M)
+    if (!F.isDeclaration() && !F.getName().starts_with("cairn_"))
+      for (Instruction &I : instructions(F))
+        if (auto *CB = dyn_cast<CallBase>(&I))
+          if (!isa<IntrinsicInst>(CB) && !CB->doesNotAccessMemory() &&
+              cairn::cairnFreeByKnownCallee(*CB, Free))
+            ++NumCallsCairnFree;
 }
 
 // cairn-hoist-loop-logs (Breeze, seed 000 Fig. 8): a store that runs on
@@ -120,8 +130,8 @@ bool CairnInstrumenter::isBarrierFree(const Instruction &I) const {
 // preheader replaces one per iteration; with no call in the loop the
 // transaction cannot end before the loop does, so the early snapshot is as
 // good. The preheader always enters the loop, so the range is written.
-void CairnInstrumenter::hoistLoopLogs(
-    Function &, LoopInfo &LI, ScalarEvolution &SE, DominatorTree &DT,
+void FunctionInstrumenter::hoistLoopLogs(
+    LoopInfo &LI, ScalarEvolution &SE, DominatorTree &DT,
     std::map<Instruction *, MergedLog> &Hoisted) {
   SCEVExpander Exp(SE, DL, "cairn.hoist");
   struct Candidate {
@@ -249,7 +259,7 @@ void CairnInstrumenter::hoistLoopLogs(
 // dominates L. The blocks of those paths are those reached backward from
 // L's block without crossing E's block (a path that re-enters E's block
 // from its top runs E again, which logs again).
-bool CairnInstrumenter::noBarrierBetween(Instruction *E, Instruction *L,
+bool FunctionInstrumenter::noBarrierBetween(Instruction *E, Instruction *L,
                                          DenseMap<BasicBlock *, bool> &HasBarrier) const {
   auto BarrierIn = [&](BasicBlock::iterator From, BasicBlock::iterator To) {
     for (auto It = From; It != To; ++It)
@@ -287,8 +297,8 @@ bool CairnInstrumenter::noBarrierBetween(Instruction *E, Instruction *L,
   return true;
 }
 
-void CairnInstrumenter::elimDominatedLogs(
-    Function &F, ArrayRef<Instruction *> Writes,
+void FunctionInstrumenter::elimDominatedLogs(
+    ArrayRef<Instruction *> Writes,
     DenseMap<Instruction *, MergedLog> &MergedAt,
     DenseMap<Instruction *, Instruction *> &Covered,
     const std::map<Instruction *, MergedLog> &Hoisted,
@@ -343,7 +353,7 @@ void CairnInstrumenter::elimDominatedLogs(
 // base pointer at constant offsets need one log for the span they cover,
 // emitted before the first of them. No call in between means the
 // transaction cannot end, so one snapshot taken earlier is as good.
-void CairnInstrumenter::mergeLogsInBlock(
+void FunctionInstrumenter::mergeLogsInBlock(
     BasicBlock &BB, DenseMap<Instruction *, MergedLog> &MergedAt,
     DenseMap<Instruction *, Instruction *> &Covered,
     const std::map<Instruction *, MergedLog> &Hoisted) {
@@ -391,8 +401,8 @@ void CairnInstrumenter::mergeLogsInBlock(
   flush();
 }
 
-void CairnInstrumenter::chooseInstructionsToInstrument(
-    Function &F, SmallVectorImpl<Instruction *> &Writes,
+void FunctionInstrumenter::chooseInstructionsToInstrument(
+    SmallVectorImpl<Instruction *> &Writes,
     SmallVectorImpl<Instruction *> &PointerReads,
     DenseMap<Instruction *, MergedLog> &MergedAt,
     DenseMap<Instruction *, Instruction *> &Covered,

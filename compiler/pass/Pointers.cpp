@@ -1,15 +1,50 @@
 //===- Pointers.cpp - transparent persistent pointers --------------------===//
 //
-// Stored pointers converted to the relative form (inline, or hoisted out of
-// loops: NVL-C's pointer hoisting), loaded ones translated back (the
-// one-word cache kept in registers per function, the translation folded into
-// addressing, loop chains kept plain, NULL tests threaded).
+// Loaded pointers translated back to addresses: the one-word cache kept in
+// registers per function, the translation folded into addressing, loop
+// chains kept plain, NULL tests threaded. The cache word's layout is read
+// through CacheWord alone (also by Writes.cpp's inline conversion of stored
+// pointers).
 //===----------------------------------------------------------------------===//
 #include "Instrumenter.h"
+#include "cairn_cc_rt.h"
 
 #define DEBUG_TYPE "cairn"
 
 namespace cairn {
+
+// ---- compiler/rt's cache word (compiler/rt/cairn_cc_rt.h) -------------------
+
+LoadInst *CacheWord::load(IRBuilder<> &B, GlobalVariable *RaCache) {
+  LoadInst *Word = B.CreateLoad(B.getInt64Ty(), RaCache, "cairn.racache");
+  Word->setAtomic(AtomicOrdering::Monotonic);
+  Word->setAlignment(Align(8));
+  return Word;
+}
+
+Value *CacheWord::key(IRBuilder<> &B, Value *Word) {
+  return B.CreateLShr(Word, CAIRN_CC_CACHE_KEY_SHIFT);
+}
+
+Value *CacheWord::slot(IRBuilder<> &B, Value *Word) {
+  return B.CreateAnd(Word, CAIRN_CC_CACHE_SLOT_MASK);
+}
+
+Value *CacheWord::keyOfRelative(IRBuilder<> &B, Value *Rel) {
+  return B.CreateLShr(Rel, CAIRN_ID_SHIFT);
+}
+
+Value *CacheWord::slotOfOffset(IRBuilder<> &B, Value *U, const Twine &Name) {
+  return B.CreateLShr(U, CAIRN_SLOT_SHIFT, Name);
+}
+
+Value *CacheWord::relative(IRBuilder<> &B, Value *Key, Value *U) {
+  return B.CreateOr(B.CreateShl(Key, CAIRN_ID_SHIFT), B.CreateAnd(U, CAIRN_OFF_MASK));
+}
+
+Value *CacheWord::delta(IRBuilder<> &B, Value *Lo, Value *Word, Value *Key) {
+  return B.CreateAdd(Lo, B.CreateShl(B.CreateSub(slot(B, Word), Key), CAIRN_SLOT_SHIFT));
+}
 
 // Only used as `p == NULL` / `p != NULL`? Then the relative form answers
 // the same as the address and needs no conversion.
@@ -26,143 +61,22 @@ static bool onlyComparedWithNull(Instruction *I) {
   return !I->use_empty();
 }
 
-// Relative value -> address, before Before (see compiler/rt's cache layout).
-// Virtual -> relative for a pointer stored into PM. Inline when the value
-// lies in the same 1-TiB region slot as the slot written (so in the same
-// pool) and that slot is the one compiler/rt's cache holds:
-//   rel = (cache >> 32) << 40 | (va - lo) & (2^40 - 1)
-// Anything else (NULL, DRAM, another pool, a cache miss) calls the runtime,
-// which checks and reports with file:line as before, and the miss refills
-// the cache. NVL-C's pointer hoisting: for a value invariant in the loop,
-// the value's half is computed once before the loop and each iteration
-// only compares the slot's region slot.
-Value *CairnInstrumenter::emitVa2Ra(Instruction *Before, StoreInst *SI,
-                                    Value *Addr, Value *Val, Value *File,
-                                    Value *Line) {
-  IRBuilder<> B(Before);
-  if (!ClInlineVa2Ra)
-    return B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
-  ++NumVa2RaInline;
-  Value *Lo = regionLo(B);
-  Value *SlotOfAddr = B.CreateLShr(
-      B.CreateSub(B.CreatePtrToInt(flat(B, Addr), Int64Ty), Lo), 40);
-  Value *HoistRel = nullptr, *Hit = nullptr;
-  if (ClHoistConversions)
-    if (Loop *L = InvariantPtrStores.lookup(SI)) {
-      auto [HRel, HSlot] = hoistedConversion(L, Val);
-      if (HRel) {
-        HoistRel = HRel;
-        Hit = B.CreateAnd(B.CreateICmpNE(HRel, B.getInt64(0)),
-                          B.CreateICmpEQ(HSlot, SlotOfAddr));
-      }
-    }
-  // On a miss the runtime converts (and checks, and reports) and the cache
-  // is refilled; the two paths meet before the store.
-  auto HitOrMiss = [&](Value *Hit, function_ref<Value *(IRBuilder<> &)> OnHit) {
-    Instruction *HitT, *MissT;
-    SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
-    IRBuilder<> HB(HitT);
-    Value *Fast = OnHit(HB);
-    IRBuilder<> MB(MissT);
-    Value *Slow = MB.CreateCall(Va2Ra, {flat(MB, Addr), flat(MB, Val), File, Line});
-    MB.CreateCall(CacheNote, {Slow, flat(MB, Val)});
-    IRBuilder<> JB(Before);
-    PHINode *Phi = JB.CreatePHI(Int64Ty, 2);
-    Phi->addIncoming(Fast, HitT->getParent());
-    Phi->addIncoming(Slow, MissT->getParent());
-    return Phi;
-  };
-  if (HoistRel)   // hoisted: the value's conversion is known unless the cache missed then
-    return HitOrMiss(Hit, [&](IRBuilder<> &) { return HoistRel; });
-  Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
-  Value *SlotOfVal = B.CreateLShr(U, 40);
-  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
-  Cache->setAtomic(AtomicOrdering::Monotonic);
-  Cache->setAlignment(Align(8));
-  Value *Key = B.CreateLShr(Cache, 32);
-  Hit = B.CreateAnd(
-      B.CreateAnd(B.CreateICmpEQ(SlotOfVal, SlotOfAddr),
-                  B.CreateICmpEQ(SlotOfVal, B.CreateAnd(Cache, 0xffffffffULL))),
-      B.CreateICmpNE(Key, B.getInt64(0)));
-  return HitOrMiss(Hit, [&](IRBuilder<> &HB) {
-    return HB.CreateOr(HB.CreateShl(Key, 40), HB.CreateAnd(U, (1ULL << 40) - 1));
-  });
-}
-
-// Before the loop, once per (loop, value): the value's relative form if the
-// cache holds its region slot (else 0), and that region slot. No call and no
-// side effect, so it runs even when the loop body never stores.
-std::pair<Value *, Value *> CairnInstrumenter::hoistedConversion(Loop *L, Value *Val) {
-  auto Key = std::make_pair(L, Val);
-  if (auto It = HoistedConv.find(Key); It != HoistedConv.end())
-    return It->second;
-  std::pair<Value *, Value *> R{nullptr, nullptr};
-  if (BasicBlock *PH = LoopEntry.lookup(L)) {
-    IRBuilder<> B(PH->getTerminator());
-    auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
-    Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-    Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
-    Value *Slot = B.CreateLShr(U, 40, "cairn.hoist.slot");
-    LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
-    Cache->setAtomic(AtomicOrdering::Monotonic);
-    Cache->setAlignment(Align(8));
-    Value *CKey = B.CreateLShr(Cache, 32);
-    Value *Hit = B.CreateAnd(B.CreateICmpEQ(Slot, B.CreateAnd(Cache, 0xffffffffULL)),
-                             B.CreateICmpNE(CKey, B.getInt64(0)));
-    Value *Rel = B.CreateSelect(
-        Hit, B.CreateOr(B.CreateShl(CKey, 40), B.CreateAnd(U, (1ULL << 40) - 1)),
-        B.getInt64(0), "cairn.hoist.rel");
-    R = {Rel, Slot};
-    ++NumConvHoisted;
-  }
-  HoistedConv[Key] = R;
-  return R;
-}
-
-// Pointer stores whose value is defined outside their innermost loop.
-void CairnInstrumenter::findInvariantPtrStores(Function &F, LoopInfo &LI,
-                                               DominatorTree &DT) {
-  for (Instruction &I : instructions(F)) {
-    auto *SI = dyn_cast<StoreInst>(&I);
-    if (!SI || !SI->getValueOperand()->getType()->isPointerTy())
-      continue;
-    Loop *L = LI.getLoopFor(SI->getParent());
-    Value *V = SI->getValueOperand();
-    if (!L || isa<ConstantPointerNull>(V) || isa<UndefValue>(V))
-      continue;
-    if (auto *VI = dyn_cast<Instruction>(V); VI && L->contains(VI->getParent()))
-      continue;
-    InvariantPtrStores[SI] = L;
-  }
-  for (auto &[SI, L] : InvariantPtrStores) {
-    if (LoopEntry.count(L))
-      continue;
-    BasicBlock *PH = L->getLoopPreheader();
-    if (!PH)
-      PH = InsertPreheaderForLoop(L, &DT, &LI, nullptr, false);
-    LoopEntry[L] = PH ? SplitEdge(PH, L->getHeader(), &DT, &LI) : nullptr;
-  }
-}
-
 // The function's copy of compiler/rt's translation cache. Loaded at entry,
 // after every call that is not cairn's own (a call may close or reopen a
 // pool, which empties the global cache) and after a miss (which refills
 // it); a stale copy is never wrong while its pool is open, since a cache
 // entry pairs a pool id with that pool's slot, and it is at worst a miss.
-void CairnInstrumenter::refreshLocalCache(IRBuilder<> &B) {
-  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
-  Cache->setAtomic(AtomicOrdering::Monotonic);
-  Cache->setAlignment(Align(8));
+void FunctionInstrumenter::refreshLocalCache(IRBuilder<> &B) {
+  LoadInst *Cache = CacheWord::load(B, RaCache);
   auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
   Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-  Value *Key = B.CreateLShr(Cache, 32);
-  Value *D = B.CreateAdd(
-      Lo, B.CreateShl(B.CreateSub(B.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  Value *Key = CacheWord::key(B, Cache);
+  Value *D = CacheWord::delta(B, Lo, Cache, Key);
   B.CreateStore(Key, LocalKey);
   B.CreateStore(D, LocalD);
 }
 
-void CairnInstrumenter::setUpLocalCache(Function &F) {
+void FunctionInstrumenter::setUpLocalCache() {
   LocalKey = LocalD = nullptr;
   if (!ClLocalRaCache || !ClInlineRa2Va || F.hasOptNone())
     return;
@@ -173,7 +87,7 @@ void CairnInstrumenter::setUpLocalCache(Function &F) {
   LocalD = AB.CreateAlloca(Int64Ty, nullptr, "cairn.d");
   refreshLocalCache(AB);
   SmallVector<Instruction *, 16> After;
-  afterCallsThatMayChangeRuntime(F, After, /*CountKept=*/true);
+  afterCallsThatMayChangeRuntime(After, /*CountKept=*/true);
   for (Instruction *At : After) {
     IRBuilder<> B(At);
     refreshLocalCache(B);
@@ -190,8 +104,7 @@ void CairnInstrumenter::setUpLocalCache(Function &F) {
 // expands them, often inside lookup loops. Nor (cairn-known-callees) one
 // that writes only its arguments' memory or is this file's function whose
 // calls are all such.
-void CairnInstrumenter::afterCallsThatMayChangeRuntime(Function &F,
-                                                       SmallVectorImpl<Instruction *> &After,
+void FunctionInstrumenter::afterCallsThatMayChangeRuntime(SmallVectorImpl<Instruction *> &After,
                                                        bool CountKept) {
   for (Instruction &I : instructions(F))
     if (auto *CB = dyn_cast<CallBase>(&I)) {
@@ -222,16 +135,7 @@ void CairnInstrumenter::afterCallsThatMayChangeRuntime(Function &F,
     }
 }
 
-void CairnInstrumenter::finishLocalCache(Function &F) {
-  if (!LocalKey)
-    return;
-  DominatorTree DT(F);
-  SmallVector<AllocaInst *, 2> As{LocalKey, LocalD};
-  PromoteMemToReg(As, DT);
-  LocalKey = LocalD = nullptr;
-}
-
-CallInst *CairnInstrumenter::callRa2VaMiss(IRBuilder<> &B, Value *Rel) {
+CallInst *FunctionInstrumenter::callRa2VaMiss(IRBuilder<> &B, Value *Rel) {
   CallInst *C = B.CreateCall(Ra2VaMiss, {Rel});
   if (MissPreservesRegs) {
     C->setCallingConv(CallingConv::PreserveMost);
@@ -240,7 +144,7 @@ CallInst *CairnInstrumenter::callRa2VaMiss(IRBuilder<> &B, Value *Rel) {
   return C;
 }
 
-Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
+Value *FunctionInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
   count(B, RelativeLoads);
   if (!ClInlineRa2Va)
@@ -248,7 +152,7 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   ++NumRa2VaInline;
   if (LocalKey) {
     // the function's register copy: shr, cmp, add on a hit
-    Value *Hit = B.CreateICmpEQ(B.CreateLoad(Int64Ty, LocalKey), B.CreateLShr(Rel, 40));
+    Value *Hit = B.CreateICmpEQ(B.CreateLoad(Int64Ty, LocalKey), CacheWord::keyOfRelative(B, Rel));
     Instruction *HitT, *MissT;
     SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
     IRBuilder<> HB(HitT);
@@ -262,20 +166,17 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
     Phi->addIncoming(Slow, MissT->getParent());
     return Phi;
   }
-  LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
-  Cache->setAtomic(AtomicOrdering::Monotonic);
-  Cache->setAlignment(Align(8));
-  Value *Key = B.CreateLShr(Cache, 32);
-  Value *Hit = B.CreateICmpEQ(Key, B.CreateLShr(Rel, 40));
+  LoadInst *Cache = CacheWord::load(B, RaCache);
+  Value *Key = CacheWord::key(B, Cache);
+  Value *Hit = B.CreateICmpEQ(Key, CacheWord::keyOfRelative(B, Rel));
   Instruction *HitT, *MissT;
   SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
   IRBuilder<> HB(HitT);
-  // va = lo + (slot << 40) + (rel & (2^40 - 1)) = rel + D with
-  // D = lo + ((slot - key) << 40) (mod 2^64): D does not depend on rel, so a
-  // pointer chase pays one add per hop for the translation.
+  // va = lo + (slot << CAIRN_SLOT_SHIFT) + (rel & CAIRN_OFF_MASK) = rel + D
+  // (mod 2^64): D does not depend on rel, so a pointer chase pays one add
+  // per hop for the translation.
   Value *Lo = HB.CreateLoad(Int64Ty, RegionLo);
-  Value *D = HB.CreateAdd(
-      Lo, HB.CreateShl(HB.CreateSub(HB.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+  Value *D = CacheWord::delta(HB, Lo, Cache, Key);
   Value *Fast = HB.CreateIntToPtr(HB.CreateAdd(Rel, D), PtrTy);
   IRBuilder<> MB(MissT);
   Value *Slow = callRa2VaMiss(MB, Rel);
@@ -288,7 +189,7 @@ Value *CairnInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
 
 // The same translation as emitRa2Va, as the offset d with va = rel + d (mod
 // 2^64): D on a hit, whatever the runtime returned minus rel on a miss.
-Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
+Value *FunctionInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
   IRBuilder<> B(Before);
   count(B, RelativeLoads);
   auto SlowDelta = [&](IRBuilder<> &MB, Value *Slow) {
@@ -302,14 +203,12 @@ Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
     Key = B.CreateLoad(Int64Ty, LocalKey);
     D = nullptr;
   } else {
-    LoadInst *Cache = B.CreateLoad(Int64Ty, RaCache, "cairn.racache");
-    Cache->setAtomic(AtomicOrdering::Monotonic);
-    Cache->setAlignment(Align(8));
-    Key = B.CreateLShr(Cache, 32);
+    LoadInst *Cache = CacheWord::load(B, RaCache);
+    Key = CacheWord::key(B, Cache);
     Value *Lo = B.CreateLoad(Int64Ty, RegionLo);
-    D = B.CreateAdd(Lo, B.CreateShl(B.CreateSub(B.CreateAnd(Cache, 0xffffffffULL), Key), 40));
+    D = CacheWord::delta(B, Lo, Cache, Key);
   }
-  Value *Hit = B.CreateICmpEQ(Key, B.CreateLShr(Rel, 40));
+  Value *Hit = B.CreateICmpEQ(Key, CacheWord::keyOfRelative(B, Rel));
   Instruction *HitT, *MissT;
   SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
   IRBuilder<> HB(HitT);
@@ -328,7 +227,7 @@ Value *CairnInstrumenter::emitRa2VaDelta(Instruction *Before, Value *Rel) {
 // `va == NULL` tests the base instead: va is NULL exactly when the loaded
 // value is (a relative value is never 0, nor is what it translates to), and
 // the base is ready before the add.
-void CairnInstrumenter::keepNullTestsOnBase(Value *VA, Value *Base) {
+void FunctionInstrumenter::keepNullTestsOnBase(Value *VA, Value *Base) {
   SmallVector<ICmpInst *, 4> Tests;
   for (User *U : VA->users())
     if (auto *C = dyn_cast<ICmpInst>(U))
@@ -347,8 +246,7 @@ void CairnInstrumenter::keepNullTestsOnBase(Value *VA, Value *Base) {
 // measured 1.22x clang folded, 0.98x plain); left plain, the virtual path loads
 // through the value as loaded and only the relative path pays its add. The
 // carrying phis are not split (splitTranslatedPhis) for the same reason.
-void CairnInstrumenter::findLoopCarriedReads(Function &F,
-                                             ArrayRef<Instruction *> Reads) {
+void FunctionInstrumenter::findLoopCarriedReads(ArrayRef<Instruction *> Reads) {
   DominatorTree DT(F);
   for (Instruction *I : Reads) {
     if (!isa<LoadInst>(I))
@@ -382,7 +280,7 @@ void CairnInstrumenter::findLoopCarriedReads(Function &F,
 // a phi into a phi of bases and a phi of offsets (0 for a value that was not
 // translated) and re-add them after it, so the loads at the top of the loop
 // take [base + d + off] again. Repeated to a fixed point (phis of phis).
-void CairnInstrumenter::splitTranslatedPhis(Function &F) {
+void FunctionInstrumenter::splitTranslatedPhis() {
   // the phis to split: those with a translated value or a phi to split
   // among their incoming values (found first, then split all at once, so
   // that cycles of phis become cycles of base and offset phis)
@@ -463,7 +361,7 @@ void CairnInstrumenter::splitTranslatedPhis(Function &F) {
 // comparing, subtracting or following a PM array's pointers). One vector
 // test of the sign bits; only when a lane is relative, the vector goes
 // through memory to compiler/rt, which translates its relative words.
-void CairnInstrumenter::instrumentVectorPointerRead(Instruction *LI) {
+void FunctionInstrumenter::instrumentVectorPointerRead(Instruction *LI) {
   auto *VT = cast<FixedVectorType>(LI->getType());
   unsigned N = VT->getNumElements();
   ++NumVecPtrLoads;
@@ -481,7 +379,6 @@ void CairnInstrumenter::instrumentVectorPointerRead(Instruction *LI) {
   BasicBlock *Head = LI->getParent();
   Instruction *T = SplitBlockAndInsertIfThen(Any, cast<Instruction>(Any)->getNextNode(), false,
                                              Unlikely);
-  Function &F = *LI->getFunction();
   AllocaInst *Tmp;
   {
     IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());
@@ -504,7 +401,7 @@ void CairnInstrumenter::instrumentVectorPointerRead(Instruction *LI) {
 }
 
 // load ptr / inttoptr: a value with bit 63 set is relative; turn it back.
-void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
+void FunctionInstrumenter::instrumentPointerRead(Instruction *I) {
   if (ClSkipNullCompareLoads && onlyComparedWithNull(I)) {
     ++NumPtrLoadsNullOnly;
     return;
@@ -564,19 +461,19 @@ void CairnInstrumenter::instrumentPointerRead(Instruction *I) {
     ConvertedPhis.push_back({Phi, VA});
 }
 
-// cairn-merge-sign-null-tests. A load followed by its NULL test used to run
-// two tests on the common path: the sign test of the translation (is it
+// cairn-merge-sign-null-tests. A load followed by its NULL test needs two
+// tests on the common path: the sign test of the translation (is it
 // relative?) and the program's `p == NULL`. Both are answered by one signed
 // test, `v <= 0`: false means a virtual address that is not NULL, so that
 // path goes straight to the non-NULL side; true goes to a block that tells
 // NULL (to the NULL side) from relative (to the translation, whose result is
-// never NULL). On DRAM data each such load then costs what it costs in a
-// clang build (one test and branch); on PM data and for NULL the second
-// branch is the one the NULL test took before. Applies when the block after
+// never NULL). On DRAM data each such load costs what it costs in a clang
+// build (one test and branch); on PM data and for NULL the second branch is
+// the program's own NULL test. Applies when the block after
 // the translation holds only the merge (phis and the folded address) and
 // the NULL test with its branch; run after every other step (a later load
 // may split blocks, phis may be split).
-bool CairnInstrumenter::mergeSignNullTest(const SignTest &T) {
+bool FunctionInstrumenter::mergeSignNullTest(const SignTest &T) {
   BasicBlock *Head = T.IsRel->getParent(), *Tail = T.Tail;
   auto *HBr = dyn_cast<BranchInst>(Head->getTerminator());
   if (!HBr || !HBr->isConditional() || HBr->getCondition() != T.IsRel ||
@@ -682,7 +579,7 @@ bool CairnInstrumenter::mergeSignNullTest(const SignTest &T) {
 // path branches straight to the non-NULL successor: in PM one test fewer per
 // hop, after the load that waits for memory. Done once all loads of the
 // function are instrumented (a later load may split the block).
-void CairnInstrumenter::threadNullTest(PHINode *Phi, Value *VA) {
+void FunctionInstrumenter::threadNullTest(PHINode *Phi, Value *VA) {
   BasicBlock *Tail = Phi->getParent();
   if (Phi->getNumIncomingValues() != 2 || &Tail->front() != Phi)
     return;

@@ -3,75 +3,52 @@
 // With -cairn-trace (cairn-cc --trace) the pass inserts, after every write
 // that may reach persistent memory (store, memset/memcpy/memmove, cmpxchg,
 // atomicrmw), a call cairn__trace_store(addr, size, &site); after a write
-// it proves goes to the stack or a global, an inline increment of the
-// thread-local cairn__trace_dram_stores. The rest is handled by the runtime
+// it proves goes to DRAM (the stack, a global, fresh malloc memory: the
+// logging instrumentation's proof, PassCommon.h), an inline increment of
+// the thread-local cairn__trace_dram_stores. The rest is handled by the runtime
 // (runtime/trace.c): with CAIRN_TRACE set it records a write inside a pool
 // with the bytes now there, and counts any other write as a DRAM store.
 //
 // The call goes after the write and the runtime reads the bytes back, so
 // the trace holds what reached PM: pointers in relative form, the words a
 // copy scan rewrote. A site is one (file, line, function): from debug info
-// with -g, else the function's name alone; the runtime numbers sites the
+// with -g, else the function's name alone (PassCommon.h's sourceSite, as
+// the logging instrumentation's messages); the runtime numbers sites the
 // first time it sees them and writes their names to the trace once.
 // A call of a precompiled function named in a write-set file (strcpy into
 // PM) is traced like a copy: the region's size is computed before the call
 // (as the log computes it), the bytes are read after it.
 //===----------------------------------------------------------------------===//
 #include "TraceInstrument.h"
+#include "PassCommon.h"
 
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/Statistic.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Analysis/ValueTracking.h"
-#include "llvm/IR/DebugInfoMetadata.h"
-#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
 
-using namespace llvm;
-using cairn::WriteSets;
-using cairn::WSFunction;
-
-#define DEBUG_TYPE "cairn-trace"
-
-static cl::opt<bool> ClTrace(
-    "cairn-trace", cl::init(false),
-    cl::desc("Record every write that may reach PM (address, size, bytes, "
-             "source site) and count writes to DRAM (cairn-cc --trace)"));
-
-ALWAYS_ENABLED_STATISTIC(NumTraceCalls, "trace: writes that call cairn__trace_store");
-ALWAYS_ENABLED_STATISTIC(NumTraceDram, "trace: writes counted inline as DRAM (stack, globals)");
-ALWAYS_ENABLED_STATISTIC(NumTraceSites, "trace: source sites");
+namespace cairn {
 
 namespace {
 
-class TraceInstrumenter {
+class TraceInstrumenter : IRBasics {
 public:
   TraceInstrumenter(Module &M, const WriteSets &WS)
-      : M(M), Ctx(M.getContext()), WS(WS) {
-    initialize();
+      : IRBasics(M.getContext()), M(M), WS(WS), Strings(M, ".cairn.trace.str") {
+    declareRuntime();
   }
   bool instrumentFunction(Function &F);
 
 private:
   Module &M;
-  LLVMContext &Ctx;
   const WriteSets &WS;
-  Type *Int64Ty, *Int32Ty;
-  PointerType *PtrTy;
   StructType *SiteTy;
   FunctionCallee TraceStore;
   GlobalVariable *DramCount;
-  MDNode *NoSanitize;
   StringMap<GlobalVariable *> Sites;
-  StringMap<Constant *> Strings;
+  StringConstants Strings;
 
-  void initialize();
-  Constant *stringConstant(StringRef S);
+  void declareRuntime();
   GlobalVariable *siteFor(Instruction *I);
   void countDram(Instruction *After);
   void traceWrite(Instruction *I, Value *Addr, Value *Size);
@@ -81,10 +58,8 @@ private:
 } // namespace
 
 // The runtime's entry points (cairn.h, "Store tracing"), declared once.
-void TraceInstrumenter::initialize() {
-  Int64Ty = Type::getInt64Ty(Ctx);
-  Int32Ty = Type::getInt32Ty(Ctx);
-  PtrTy = PointerType::getUnqual(Ctx);
+void TraceInstrumenter::declareRuntime() {
+  LLVMContext &Ctx = M.getContext();
   // struct cairn__trace_site { uint32_t id, line; const char *file, *func; }
   SiteTy = StructType::get(Ctx, {Int32Ty, Int32Ty, PtrTy, PtrTy});
   TraceStore = M.getOrInsertFunction("cairn__trace_store", Type::getVoidTy(Ctx),
@@ -94,41 +69,19 @@ void TraceInstrumenter::initialize() {
     DramCount = new GlobalVariable(M, Int64Ty, false, GlobalValue::ExternalLinkage,
                                    nullptr, "cairn__trace_dram_stores", nullptr,
                                    GlobalValue::InitialExecTLSModel);
-  NoSanitize = MDNode::get(Ctx, {});
-}
-
-Constant *TraceInstrumenter::stringConstant(StringRef S) {
-  Constant *&C = Strings[S];
-  if (!C) {
-    Constant *Init = ConstantDataArray::getString(Ctx, S);
-    auto *G = new GlobalVariable(M, Init->getType(), true, GlobalValue::PrivateLinkage,
-                                 Init, ".cairn.trace.str");
-    G->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
-    G->setAlignment(Align(1));
-    C = G;
-  }
-  return C;
 }
 
 // One writable site record per (file, line, function); the runtime fills in
 // its id. With -g the function is the one the code came from (inlining).
 GlobalVariable *TraceInstrumenter::siteFor(Instruction *I) {
-  std::string File, Func = I->getFunction()->getName().str();
-  unsigned Line = 0;
-  if (const DILocation *Loc = I->getDebugLoc().get()) {
-    File = Loc->getFilename().str();
-    Line = Loc->getLine();
-    if (const DISubprogram *SP = Loc->getScope()->getSubprogram())
-      if (!SP->getName().empty())
-        Func = SP->getName().str();
-  }
-  std::string Key = File + ":" + std::to_string(Line) + ":" + Func;
+  SourceSite S = sourceSite(I);
+  std::string Key = S.File + ":" + std::to_string(S.Line) + ":" + S.Func;
   GlobalVariable *&G = Sites[Key];
   if (!G) {
     ++NumTraceSites;
     Constant *Init = ConstantStruct::get(
-        SiteTy, {ConstantInt::get(Int32Ty, 0), ConstantInt::get(Int32Ty, Line),
-                 stringConstant(File), stringConstant(Func)});
+        SiteTy, {ConstantInt::get(Int32Ty, 0), ConstantInt::get(Int32Ty, S.Line),
+                 Strings.get(S.File), Strings.get(S.Func)});
     G = new GlobalVariable(M, SiteTy, false, GlobalValue::PrivateLinkage, Init,
                            ".cairn.trace.site");
     G->setAlignment(Align(8));
@@ -153,10 +106,9 @@ void TraceInstrumenter::countDram(Instruction *After) {
   St->setAlignment(Align(8));
 }
 
-static bool provenVolatile(const Value *Addr) {
-  const Value *Obj = getUnderlyingObject(Addr);
-  return isa<AllocaInst>(Obj) || isa<GlobalVariable>(Obj);
-}
+// The logging instrumentation's proof: a write it proves volatile (the
+// stack, a global, fresh malloc memory) needs no record, only a count.
+static bool provenVolatile(Value *Addr) { return classify(Addr) == Where::Volatile; }
 
 void TraceInstrumenter::traceWrite(Instruction *I, Value *Addr, Value *Size) {
   if (provenVolatile(Addr)) {
@@ -173,7 +125,7 @@ void TraceInstrumenter::traceWrite(Instruction *I, Value *Addr, Value *Size) {
 void TraceInstrumenter::traceWriteSetCall(CallBase *CB, const WSFunction &WF) {
   if (CB->arg_size() < WF.NumParams || !CB->getNextNode())
     return;
-  for (const cairn::WSRegion &R : WF.Writes) {
+  for (const WSRegion &R : WF.Writes) {
     Value *Dst = CB->getArgOperand(R.Param);
     if (isa<ConstantPointerNull>(Dst))
       continue;
@@ -183,7 +135,7 @@ void TraceInstrumenter::traceWriteSetCall(CallBase *CB, const WSFunction &WF) {
     }
     Instruction *Prev = CB->getPrevNode();
     IRBuilder<> B(CB);
-    Value *Size = cairn::emitWriteSetSize(B, CB, R.Size);
+    Value *Size = emitWriteSetSize(B, CB, R.Size);
     // strlen, snprintf(NULL, 0, ...) computing it are not the program's
     for (Instruction *I = Prev ? Prev->getNextNode() : &CB->getParent()->front(); I != CB;
          I = I->getNextNode())
@@ -193,8 +145,7 @@ void TraceInstrumenter::traceWriteSetCall(CallBase *CB, const WSFunction &WF) {
 }
 
 bool TraceInstrumenter::instrumentFunction(Function &F) {
-  if (F.isDeclaration() || F.getName().starts_with("cairn_") ||
-      F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
+  if (!shouldInstrument(F))
     return false;
   const DataLayout &DL = M.getDataLayout();
   auto StoreSize = [&](Type *T) {
@@ -204,7 +155,7 @@ bool TraceInstrumenter::instrumentFunction(Function &F) {
   for (Instruction &I : instructions(F)) {
     if (I.hasMetadata(LLVMContext::MD_nosanitize))
       continue;
-    if (cairn::mayWriteMemory(I, WS))
+    if (mayWriteMemory(I, WS))
       Writes.push_back(&I);
   }
   for (Instruction *I : Writes) {
@@ -223,22 +174,17 @@ bool TraceInstrumenter::instrumentFunction(Function &F) {
   return !Writes.empty();
 }
 
-bool cairn::instrumentTraceStores(Module &M, const WriteSets &WS) {
+bool instrumentTraceStores(Module &M, const WriteSets &WS) {
   if (!ClTrace)
     return false;
   TraceInstrumenter TI(M, WS);
   bool Changed = false;
   for (Function &F : M)
-    if (!F.hasFnAttribute(cairn::InstrumentedAttr))  // an IR input built by cairn-cc
+    if (!F.hasFnAttribute(InstrumentedAttr))  // an IR input built by cairn-cc
       Changed |= TI.instrumentFunction(F);
   return Changed;
 }
 
-bool cairn::isTraceHook(StringRef Callee) { return Callee == "cairn__trace_store"; }
+bool isTraceHook(StringRef Callee) { return Callee == "cairn__trace_store"; }
 
-void cairn::printTraceStats() {
-  if (!ClTrace)
-    return;
-  for (TrackingStatistic *S : {&NumTraceCalls, &NumTraceDram, &NumTraceSites})
-    errs() << format("%8u cairn - %s\n", S->getValue(), S->getDesc());
-}
+} // namespace cairn

@@ -20,11 +20,6 @@ bool instrumentTraceStores(llvm::Module &M, const WriteSets &WS);
 // A call the trace instrumentation inserted: it cannot begin or end a
 // transaction, so the pass's log optimizations may look through it.
 bool isTraceHook(llvm::StringRef Callee);
-// Marks each function cairn's pass has seen: a .ll or .bc made by cairn-cc
-// and compiled again (llvm-link, -save-temps, cairn-cc file.bc) is not
-// instrumented twice.
-inline constexpr const char *InstrumentedAttr = "cairn-instrumented";
-void printTraceStats();
 } // namespace cairn
 
 #endif

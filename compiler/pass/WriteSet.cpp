@@ -95,8 +95,13 @@ private:
     if (Pos < S.size() && isdigit((unsigned char)S[Pos])) {
       F.K = WSFactor::Literal;
       F.Value = 0;
-      while (Pos < S.size() && isdigit((unsigned char)S[Pos]))
+      while (Pos < S.size() && isdigit((unsigned char)S[Pos])) {
+        // sizes are i64 at the call: a literal past 2^62 is a typo, and
+        // reading it on would overflow (found by tests/fuzz/fuzz_wset)
+        if (F.Value > ((long long)1 << 62) / 10)
+          return fail(Why, "number too large for a size (at most 2^62)");
         F.Value = F.Value * 10 + (S[Pos++] - '0');
+      }
       return true;
     }
     std::string W;

@@ -1,16 +1,134 @@
 //===- Writes.cpp - instrumenting writes that may reach PM ---------------===//
 //
-// Stores (with the pointer conversion of pointer-typed ones and the scan of
-// wide stores for hidden addresses), memset/memcpy/memmove, cmpxchg and
-// atomicrmw, and calls described by write-set files.
+// Everything a write that may reach PM gets, in one file: the region test
+// (inline, or on the function's register copy of the region's bounds) and
+// the call to cairn__log_store; for a store (instrumentStore reads top to
+// bottom), the conversion of a stored pointer to relative form (inline on
+// compiler/rt's cache word, or hoisted before its loop: NVL-C's pointer
+// hoisting) and the scan of wide stores for hidden addresses; then
+// memset/memcpy/memmove, cmpxchg and atomicrmw, masked stores, calls
+// described by write-set files and the libc calls sent to compiler/rt.
 //===----------------------------------------------------------------------===//
 #include "Instrumenter.h"
+#include "cairn_cc_rt.h"
 
 #define DEBUG_TYPE "cairn"
 
 namespace cairn {
 
-// ---- instrumentation -------------------------------------------------------
+// ---- the region test and the log ---------------------------------------------
+
+void FunctionInstrumenter::count(IRBuilder<> &B, Counter C) {
+  if (!Counts)
+    return;
+  Value *Slot = B.CreateConstInBoundsGEP2_64(Counts->getValueType(), Counts, 0, C);
+  auto *Old = B.CreateLoad(Int64Ty, Slot);
+  auto *St = B.CreateStore(B.CreateAdd(Old, B.getInt64(1)), Slot);
+  Old->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  St->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+}
+
+// The same test as cairn.h's cairn__in_region: (p - lo) < (hi - lo). With
+// cairn-local-region, lo and the size come from the function's copy.
+Value *FunctionInstrumenter::emitInRegion(IRBuilder<> &B, Value *P) {
+  count(B, RegionTests);
+  Value *PI = P->getType()->isPointerTy() ? B.CreatePtrToInt(P, Int64Ty) : P;
+  if (KeepsLocalRegion && !LocalLo)
+    setUpLocalRegion();
+  if (LocalLo)
+    return B.CreateICmpULT(B.CreateSub(PI, B.CreateLoad(Int64Ty, LocalLo)),
+                           B.CreateLoad(Int64Ty, LocalSize), "cairn.inpm");
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo, "cairn.lo");
+  auto *Hi = B.CreateLoad(Int64Ty, RegionHi, "cairn.hi");
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  return B.CreateICmpULT(B.CreateSub(PI, Lo), B.CreateSub(Hi, Lo), "cairn.inpm");
+}
+
+// The region's low bound: the function's copy, or a load of the global.
+Value *FunctionInstrumenter::regionLo(IRBuilder<> &B) {
+  if (KeepsLocalRegion && !LocalLo)
+    setUpLocalRegion();
+  if (LocalLo)
+    return B.CreateLoad(Int64Ty, LocalLo);
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  return Lo;
+}
+
+// cairn-local-region. The region's bounds are set once, when the runtime
+// starts (its constructor, or the first pool open or create of a program
+// whose constructors ran first), so each function may keep a copy: read at
+// entry and again after every call that may run other code (which may be
+// that first open). Region tests then cost a subtract, a compare and a
+// branch, with no loads (a global's bounds would be reloaded at each test,
+// since a store between two tests may alias them as far as code
+// generation knows).
+void FunctionInstrumenter::refreshLocalRegion(IRBuilder<> &B) {
+  auto *Lo = B.CreateLoad(Int64Ty, RegionLo, "cairn.lo");
+  auto *Hi = B.CreateLoad(Int64Ty, RegionHi, "cairn.hi");
+  Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  B.CreateStore(Lo, LocalLo);
+  B.CreateStore(B.CreateSub(Hi, Lo), LocalSize);
+}
+
+void FunctionInstrumenter::setUpLocalRegion() {
+  SmallVector<Instruction *, 16> After;
+  afterCallsThatMayChangeRuntime(After, /*CountKept=*/false);
+  ++NumLocalRegion;
+  BasicBlock &Entry = F.getEntryBlock();
+  IRBuilder<> AB(&Entry, Entry.getFirstInsertionPt());
+  LocalLo = AB.CreateAlloca(Int64Ty, nullptr, "cairn.region.lo");
+  LocalSize = AB.CreateAlloca(Int64Ty, nullptr, "cairn.region.size");
+  refreshLocalRegion(AB);
+  for (Instruction *At : After) {
+    IRBuilder<> B(At);
+    refreshLocalRegion(B);
+  }
+}
+
+Value *FunctionInstrumenter::regionCondition(Instruction *Before, Value *Addr,
+                                          Where W) {
+  if (W == Where::PM) {
+    ++NumChecksSkippedPM;
+    return ConstantInt::getTrue(Ctx);
+  }
+  IRBuilder<> B(Before);
+  return emitInRegion(B, Addr);
+}
+
+// A block run only when Cond holds, placed before `Before`; returns its
+// terminator (insert before it). A constant-true Cond needs no block.
+Instruction *FunctionInstrumenter::thenBlockFor(Value *Cond, Instruction *Before) {
+  if (auto *CI = dyn_cast<ConstantInt>(Cond); CI && CI->isOne())
+    return Before;
+  return SplitBlockAndInsertIfThen(Cond, Before, false, Unlikely);
+}
+
+void FunctionInstrumenter::emitLog(IRBuilder<> &B, Value *Addr, Value *Len,
+                                Instruction *LocI) {
+  auto [File, Line] = sourceLocation(LocI);
+  count(B, LogCalls);
+  B.CreateCall(LogStore,
+               {flat(B, Addr), B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
+}
+
+// After `After`, if Cond: rewrite PM-region addresses in [Addr, Addr+Len).
+void FunctionInstrumenter::emitGuardedScan(Instruction *After, Value *Addr,
+                                        Value *Len, Value *Cond,
+                                        Instruction *LocI) {
+  if (!ClScanWideStores)
+    return;
+  ++NumWideScans;
+  IRBuilder<> B(thenBlockFor(Cond, After->getNextNode()));
+  auto [File, Line] = sourceLocation(LocI);
+  B.CreateCall(FixWords,
+               {flat(B, Addr), B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
+}
+
+
+// ---- stores ------------------------------------------------------------------
 
 // Can this 8-byte integer be a (copied or cast) address? Constants and the
 // results of arithmetic no pointer survives are not.
@@ -131,7 +249,7 @@ static StoreInst *cloneStoreWithValue(StoreInst *SI, Value *V,
 
 // A pointer store into PM stores the relative form that Make builds before
 // At; elsewhere (the region test InPM false) the original store runs.
-void CairnInstrumenter::storeRelativeInPM(
+void FunctionInstrumenter::storeRelativeInPM(
     StoreInst *SI, Value *InPM, function_ref<Value *(Instruction *At)> Make) {
   auto Emit = [&](Instruction *At) {
     IRBuilder<> B(At);
@@ -150,7 +268,7 @@ void CairnInstrumenter::storeRelativeInPM(
 }
 
 // Merged: the log that already covers this store (cairn-merge-logs), if any.
-void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) {
+void FunctionInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) {
   bool NeedLog = !Merged;
   ++NumStores;
   Value *Addr = SI->getPointerOperand();
@@ -181,8 +299,9 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
 
   // A vector of pointers (the vectorizers make these from `a[i] = p` loops and
   // from neighbouring pointer fields): each lane converted like a scalar
-  // pointer store, the relative forms stored as one vector of integers.
-  // Before, the virtual addresses were stored and a runtime call rewrote them.
+  // pointer store, the relative forms stored as one vector of integers
+  // (-fno-cairn-vector-ptr-stores: stored as addresses, then rewritten by
+  // the wide-store scan's runtime call).
   if (auto *VT = dyn_cast<FixedVectorType>(Ty);
       VT && ClVectorPtrStores && VT->getElementType()->isPointerTy() &&
       VT->getNumElements() <= 8 &&
@@ -253,7 +372,121 @@ void CairnInstrumenter::instrumentStore(StoreInst *SI, const MergedLog *Merged) 
   }
 }
 
-void CairnInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
+// ---- stored pointers: virtual -> relative ------------------------------------
+
+// Virtual -> relative for a pointer stored into PM. Inline when the value
+// lies in the same 1-TiB region slot as the slot written (so in the same
+// pool) and that slot is the one compiler/rt's cache holds:
+//   rel = key << CAIRN_ID_SHIFT | (va - lo) & CAIRN_OFF_MASK   (CacheWord)
+// Anything else (NULL, DRAM, another pool, a cache miss) calls the runtime,
+// which checks and reports with file:line, and the miss refills
+// the cache. NVL-C's pointer hoisting: for a value invariant in the loop,
+// the value's half is computed once before the loop and each iteration
+// only compares the slot's region slot.
+Value *FunctionInstrumenter::emitVa2Ra(Instruction *Before, StoreInst *SI,
+                                    Value *Addr, Value *Val, Value *File,
+                                    Value *Line) {
+  IRBuilder<> B(Before);
+  if (!ClInlineVa2Ra)
+    return B.CreateCall(Va2Ra, {flat(B, Addr), flat(B, Val), File, Line});
+  ++NumVa2RaInline;
+  Value *Lo = regionLo(B);
+  Value *SlotOfAddr = CacheWord::slotOfOffset(
+      B, B.CreateSub(B.CreatePtrToInt(flat(B, Addr), Int64Ty), Lo));
+  Value *HoistRel = nullptr, *Hit = nullptr;
+  if (ClHoistConversions)
+    if (Loop *L = InvariantPtrStores.lookup(SI)) {
+      auto [HRel, HSlot] = hoistedConversion(L, Val);
+      if (HRel) {
+        HoistRel = HRel;
+        Hit = B.CreateAnd(B.CreateICmpNE(HRel, B.getInt64(0)),
+                          B.CreateICmpEQ(HSlot, SlotOfAddr));
+      }
+    }
+  // On a miss the runtime converts (and checks, and reports) and the cache
+  // is refilled; the two paths meet before the store.
+  auto HitOrMiss = [&](Value *Hit, function_ref<Value *(IRBuilder<> &)> OnHit) {
+    Instruction *HitT, *MissT;
+    SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
+    IRBuilder<> HB(HitT);
+    Value *Fast = OnHit(HB);
+    IRBuilder<> MB(MissT);
+    Value *Slow = MB.CreateCall(Va2Ra, {flat(MB, Addr), flat(MB, Val), File, Line});
+    MB.CreateCall(CacheNote, {Slow, flat(MB, Val)});
+    IRBuilder<> JB(Before);
+    PHINode *Phi = JB.CreatePHI(Int64Ty, 2);
+    Phi->addIncoming(Fast, HitT->getParent());
+    Phi->addIncoming(Slow, MissT->getParent());
+    return Phi;
+  };
+  if (HoistRel)   // hoisted: the value's conversion is known unless the cache missed then
+    return HitOrMiss(Hit, [&](IRBuilder<> &) { return HoistRel; });
+  Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
+  Value *SlotOfVal = CacheWord::slotOfOffset(B, U);
+  LoadInst *Cache = CacheWord::load(B, RaCache);
+  Value *Key = CacheWord::key(B, Cache);
+  Hit = B.CreateAnd(
+      B.CreateAnd(B.CreateICmpEQ(SlotOfVal, SlotOfAddr),
+                  B.CreateICmpEQ(SlotOfVal, CacheWord::slot(B, Cache))),
+      B.CreateICmpNE(Key, B.getInt64(0)));
+  return HitOrMiss(Hit, [&](IRBuilder<> &HB) { return CacheWord::relative(HB, Key, U); });
+}
+
+// Before the loop, once per (loop, value): the value's relative form if the
+// cache holds its region slot (else 0), and that region slot. No call and no
+// side effect, so it runs even when the loop body never stores.
+std::pair<Value *, Value *> FunctionInstrumenter::hoistedConversion(Loop *L, Value *Val) {
+  auto Key = std::make_pair(L, Val);
+  if (auto It = HoistedConv.find(Key); It != HoistedConv.end())
+    return It->second;
+  std::pair<Value *, Value *> R{nullptr, nullptr};
+  if (BasicBlock *PH = LoopEntry.lookup(L)) {
+    IRBuilder<> B(PH->getTerminator());
+    auto *Lo = B.CreateLoad(Int64Ty, RegionLo);
+    Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    Value *U = B.CreateSub(B.CreatePtrToInt(flat(B, Val), Int64Ty), Lo);
+    Value *Slot = CacheWord::slotOfOffset(B, U, "cairn.hoist.slot");
+    LoadInst *Cache = CacheWord::load(B, RaCache);
+    Value *CKey = CacheWord::key(B, Cache);
+    Value *Hit = B.CreateAnd(B.CreateICmpEQ(Slot, CacheWord::slot(B, Cache)),
+                             B.CreateICmpNE(CKey, B.getInt64(0)));
+    Value *Rel = B.CreateSelect(Hit, CacheWord::relative(B, CKey, U), B.getInt64(0),
+                                "cairn.hoist.rel");
+    R = {Rel, Slot};
+    ++NumConvHoisted;
+  }
+  HoistedConv[Key] = R;
+  return R;
+}
+
+// Pointer stores whose value is defined outside their innermost loop.
+void FunctionInstrumenter::findInvariantPtrStores(LoopInfo &LI,
+                                               DominatorTree &DT) {
+  for (Instruction &I : instructions(F)) {
+    auto *SI = dyn_cast<StoreInst>(&I);
+    if (!SI || !SI->getValueOperand()->getType()->isPointerTy())
+      continue;
+    Loop *L = LI.getLoopFor(SI->getParent());
+    Value *V = SI->getValueOperand();
+    if (!L || isa<ConstantPointerNull>(V) || isa<UndefValue>(V))
+      continue;
+    if (auto *VI = dyn_cast<Instruction>(V); VI && L->contains(VI->getParent()))
+      continue;
+    InvariantPtrStores[SI] = L;
+  }
+  for (auto &[SI, L] : InvariantPtrStores) {
+    if (LoopEntry.count(L))
+      continue;
+    BasicBlock *PH = L->getLoopPreheader();
+    if (!PH)
+      PH = InsertPreheaderForLoop(L, &DT, &LI, nullptr, false);
+    LoopEntry[L] = PH ? SplitEdge(PH, L->getHeader(), &DT, &LI) : nullptr;
+  }
+}
+
+// ---- memory intrinsics, atomics, masked stores, write-set calls ---------------
+
+void FunctionInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
   Value *Dst = MI->getRawDest();
   Where W = classify(Dst);
   if (W == Where::Volatile)
@@ -297,7 +530,7 @@ void CairnInstrumenter::instrumentMemIntrinsic(MemIntrinsic *MI) {
   }
 }
 
-void CairnInstrumenter::instrumentAtomic(Instruction *I) {
+void FunctionInstrumenter::instrumentAtomic(Instruction *I) {
   Value *Addr = getLoadStorePointerOperand(I);
   if (auto *RMW = dyn_cast<AtomicRMWInst>(I))
     Addr = RMW->getPointerOperand();
@@ -387,7 +620,7 @@ void CairnInstrumenter::instrumentAtomic(Instruction *I) {
 // which then stores the converted words. A compress-store writes the first
 // popcount(mask) elements from its address: logged as that range, and
 // scanned after as a copy is.
-void CairnInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
+void FunctionInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
   Intrinsic::ID ID = II->getIntrinsicID();
   Value *Val = II->getArgOperand(0), *Ptr = II->getArgOperand(1);
   Value *Mask = II->getArgOperand(ID == Intrinsic::masked_compressstore ? 2 : 3);
@@ -432,7 +665,6 @@ void CairnInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
                               B.CreateVectorSplat(N, B.CreateSub(Hi, Lo)));
   Value *InPM = B.CreateOrReduce(B.CreateAnd(In, Mask));
   Value *Bits = B.CreateZExt(B.CreateBitCast(Mask, B.getIntNTy(N)), Int64Ty);
-  Function &F = *II->getFunction();
   IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());
   AllocaInst *AddrTmp = AB.CreateAlloca(PVT, nullptr, "cairn.lanes");
   bool Pointers = ElTy->isPointerTy();
@@ -451,7 +683,7 @@ void CairnInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
   TB.CreateCall(LogLanes, {AddrTmp, Bits, B.getInt64(N), B.getInt64(ES), File, Line});
   TB.CreateStore(TB.CreatePtrToInt(Val, IVT), ValTmp);
   TB.CreateCall(LanesToRel, {AddrTmp, ValTmp, Bits, B.getInt64(N),
-                             B.getInt32(ClPersistentHeap ? 1 : 0), File, Line});
+                             B.getInt32(Lenient ? 1 : 0), File, Line});
   Value *Words = TB.CreateLoad(IVT, ValTmp);
   Align A(cast<ConstantInt>(II->getArgOperand(2))->getZExtValue());
   CallInst *Conv = ID == Intrinsic::masked_store ? TB.CreateMaskedStore(Words, Ptr, A, Mask)
@@ -460,7 +692,7 @@ void CairnInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
   II->moveBefore(ElseT);
 }
 
-void CairnInstrumenter::instrumentWriteSetCall(CallBase *CB,
+void FunctionInstrumenter::instrumentWriteSetCall(CallBase *CB,
                                                const cairn::WSFunction &WF) {
   if (CB->arg_size() < WF.NumParams)
     return; // declared differently from the write-set; leave it alone
@@ -543,7 +775,7 @@ static const LibcWrapper LibcWrappers[] = {
     {"strsep", "cairn_cc__strsep", UINT_MAX, 0},
 };
 
-bool CairnInstrumenter::routeLibcCalls(Function &F) {
+bool FunctionInstrumenter::routeLibcCalls() {
   SmallVector<std::pair<CallInst *, const LibcWrapper *>, 4> Calls;
   for (Instruction &I : instructions(F)) {
     auto *CI = dyn_cast<CallInst>(&I);
@@ -570,7 +802,7 @@ bool CairnInstrumenter::routeLibcCalls(Function &F) {
     FunctionCallee Wrapper = M.getOrInsertFunction(
         W->Wrapper, FunctionType::get(OFT->getReturnType(), Params, OFT->isVarArg()));
     auto [File, Line] = sourceLocation(CI);
-    unsigned Flags = (ClPersistentHeap ? 1 : 0) | W->Flavour << 1;
+    unsigned Flags = (Lenient ? 1 : 0) | W->Flavour << 1;
     SmallVector<Value *, 8> Args = {File, Line, ConstantInt::get(Int32Ty, Flags)};
     append_range(Args, CI->args());
     CallInst *New = CallInst::Create(Wrapper, Args, "", CI->getIterator());

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "cairn.h"
+#include "cairn_cc_rt.h"
 
 #define FLAG_LENIENT 1
 #define FLAVOUR(flags) (((flags) >> 1) & 3)
@@ -39,10 +39,7 @@ static void store_pointer(void **slot, void *p, const char *file, int line, int 
         *slot = p;
         return;
     }
-    uint64_t w = (uint64_t)(uintptr_t)p;
-    if (p && (!(flags & FLAG_LENIENT) || cairn__in_region(p)))
-        w = cairn__va2ra_checked(slot, p, file, line);
-    *(uint64_t *)slot = w;
+    *(uint64_t *)slot = cairn_cc__stored_pointer(slot, p, flags & FLAG_LENIENT, file, line);
 }
 
 static void log_if_pm(const void *p, size_t len, const char *file, int line)

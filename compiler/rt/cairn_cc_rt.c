@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cairn.h"
+#include "cairn_cc_rt.h"
 
 /* Is this untyped 8-byte value an address inside an open pool? The region
  * spans many TiB, so plain integers (counts, hashes) can fall inside it;
@@ -97,15 +97,8 @@ uint64_t cairn_cc__pm_word(const void *slot, uint64_t v, const char *file, int l
 
 /* ---- relative -> virtual, inline fast path ------------------------------
  * The pass translates a relative value inline when its pool is the one in
- * this one-word cache, and calls cairn_cc__ra2va_miss otherwise:
- *
- *    63            32 31             0
- *   +----------------+----------------+
- *   | rel >> 40      | region slot    |     0 = empty (rel >> 40 has bit 23)
- *   +----------------+----------------+
- *
- *   va = cairn__region_lo + (slot << 40) + (rel & CAIRN_OFF_MASK)
- *
+ * this one-word cache (layout: cairn_cc_rt.h; a filled word's key has bit
+ * 23 set, so 0 is empty), and calls cairn_cc__ra2va_miss otherwise.
  * One word, so a reader never sees a key with another pool's slot. The
  * word registers itself with the runtime when first filled, and closing a
  * pool empties every registered word: this copy of compiler/rt may be a
@@ -133,9 +126,10 @@ void cairn_cc__ra_cache_note(uint64_t rel, const void *va)
         cairn__ra_cache_register(&ra_cache_reg);
         __atomic_store_n(&ra_cache_registered, 1, __ATOMIC_RELEASE);
     }
-    if ((d & CAIRN_OFF_MASK) == 0 && (d >> CAIRN_SLOT_SHIFT) < 0xffffffffu)
+    if ((d & CAIRN_OFF_MASK) == 0 && (d >> CAIRN_SLOT_SHIFT) < CAIRN_CC_CACHE_SLOT_MASK)
         __atomic_store_n(&cairn_cc__ra_cache,
-                         ((rel >> CAIRN_ID_SHIFT) << 32) | (d >> CAIRN_SLOT_SHIFT),
+                         ((rel >> CAIRN_ID_SHIFT) << CAIRN_CC_CACHE_KEY_SHIFT) |
+                             (d >> CAIRN_SLOT_SHIFT),
                          __ATOMIC_RELAXED);
 }
 
@@ -208,18 +202,16 @@ void cairn_cc__log_lanes(void *const *addrs, uint64_t mask, uint64_t n, uint64_t
             cairn__log_store(addrs[k], es, file, line);
 }
 
-/* ... and when the lanes are pointers, the words to store: relative (and
- * checked, as a typed pointer store) where the lane's slot is in PM.
- * lenient: persistent-heap mode, where a pointer to DRAM stays an address. */
+/* ... and when the lanes are pointers, the words to store: as a typed
+ * pointer store has them (cairn_cc__stored_pointer) where the lane's slot
+ * is in PM. */
 void cairn_cc__lanes_to_rel(void *const *addrs, uint64_t *vals, uint64_t mask, uint64_t n,
                             int lenient, const char *file, int line)
 {
-    for (uint64_t k = 0; k < n; k++) {
-        const void *v = (const void *)(uintptr_t)vals[k];
-        if ((mask >> k & 1) && v && cairn__in_region(addrs[k]) &&
-            (!lenient || cairn__in_region(v)))
-            vals[k] = cairn__va2ra_checked(addrs[k], v, file, line);
-    }
+    for (uint64_t k = 0; k < n; k++)
+        if ((mask >> k & 1) && cairn__in_region(addrs[k]))
+            vals[k] = cairn_cc__stored_pointer(addrs[k], (const void *)(uintptr_t)vals[k],
+                                               lenient, file, line);
 }
 
 /* ---- dynamic counts (cairn-cc --cairn-count) -----------------------------

@@ -37,7 +37,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "cairn.h"
+#include "cairn_cc_rt.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
@@ -60,23 +60,6 @@ static void heap_close(void)
         heap = NULL;
         cairn_pool_close(h);   /* refused, harmlessly, in a fork child */
     }
-}
-
-/* FILE with "%p" replaced by the process id and "%%" by "%". */
-static void expand_path(char *dst, size_t cap, const char *pattern)
-{
-    size_t n = 0;
-    for (const char *c = pattern; *c && n + 1 < cap; c++) {
-        if (c[0] == '%' && c[1] == 'p') {
-            n += (size_t)snprintf(dst + n, cap - n, "%d", (int)getpid());
-            c++;
-        } else {
-            if (c[0] == '%' && c[1] == '%') c++;
-            dst[n++] = *c;
-        }
-        if (n >= cap) n = cap - 1;
-    }
-    dst[n] = 0;
 }
 
 extern int cairn_cc__untyped_words_stay;   /* cairn_cc_rt.c */
@@ -102,7 +85,12 @@ static cairn_pool *heap_get(void)
             p = cairn_cc__pheap_file;
         int named = p && *p;
         if (named) {
-            expand_path(heap_path, sizeof heap_path, p);
+            if (cairn__expand_pid_path(p, heap_path, sizeof heap_path)) {
+                fprintf(stderr, "cairn-cc: persistent heap file %s is longer than %zu bytes "
+                        "once %%p is expanded; give a shorter name (--persistent-heap=FILE "
+                        "or CAIRN_PERSISTENT_HEAP)\n", p, sizeof heap_path - 1);
+                abort();
+            }
         } else {
             const char *dir = "/dev/shm";
             if (access(dir, W_OK) != 0) {
@@ -494,7 +482,5 @@ ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 uint64_t cairn_cc__va2ra_lenient(const void *slot, const void *target,
                                  const char *file, int line)
 {
-    if (target && cairn__in_region(target))
-        return cairn__va2ra_checked(slot, target, file, line);
-    return (uint64_t)(uintptr_t)target;
+    return cairn_cc__stored_pointer(slot, target, 1, file, line);
 }

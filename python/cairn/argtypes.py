@@ -1,12 +1,18 @@
-"""argparse types shared by the commands."""
+"""argparse types shared by the commands: every whole number the CLI reads
+is parsed here (whole_number), so each refusal reads the same."""
 import argparse
 
 
-def _int_at_least(text, least, what):
+def whole_number(text):
+    """An integer, or argparse's error naming the text."""
     try:
-        v = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+
+
+def _int_at_least(text, least, what):
+    v = whole_number(text)
     if v < least:
         raise argparse.ArgumentTypeError(f"{v} must be {what}")
     return v

@@ -18,11 +18,15 @@ paired ratios (min-max, or p25-p75) is on the goal's side, "NOT met" when the
 whole spread is on the other side, "not shown" otherwise: a ratio inside the
 noise is not evidence either way.
 """
+import argparse
 import json
 import os
 import re
 import statistics
 import subprocess
+import sys
+
+from cairn.paired import quantile
 
 BLOCK = re.compile(r"<!-- results: (?P<spec>[^>]*?) -->(?P<nl>\n?)(?P<body>.*?)<!-- /results -->",
                    re.S)
@@ -45,13 +49,6 @@ def verdict(lo, hi, goal, better="higher"):
         if lo > goal:
             return "NOT met"
     return "not shown"
-
-
-def quantile(xs, q):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    i = int(k)
-    return xs[i] if i + 1 >= len(xs) else xs[i] + (xs[i + 1] - xs[i]) * (k - i)
 
 
 def _load(root, path):
@@ -317,8 +314,19 @@ def block_cxx_bench(root, path):
     return "\n".join(lines) + "\n"
 
 
+def _ycsb(name):
+    def block(root, *args):
+        from cairn import ycsb
+        return getattr(ycsb, name)(root, *args)
+    return block
+
+
 BLOCKS = {
     "cxx-bench": block_cxx_bench,
+    "ycsb-goals": _ycsb("block_goals"),
+    "ycsb-ratios": _ycsb("block_ratios"),
+    "ycsb-lines": _ycsb("block_lines"),
+    "ycsb-findings": _ycsb("block_findings"),
     "value": block_value,
     "table": block_table,
     "provenance": block_provenance,
@@ -383,3 +391,45 @@ def lint(text):
         if MEASURED.search(prose):
             bad.append((no, line.rstrip("\n")))
     return bad
+
+
+def _root():
+    """the source tree: this module's checkout (python/cairn/results.py)"""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main():
+    p = argparse.ArgumentParser(prog="scripts/results.py", description="Regenerate (--write) or check the measured numbers in docs/RESULTS.md.")
+    p.add_argument("--write", action="store_true", help="rewrite the generated blocks")
+    p.add_argument("--doc", default=os.path.join(_root(), "docs", "RESULTS.md"),
+                   help="the document (default: docs/RESULTS.md)")
+    args = p.parse_args()
+    try:
+        with open(args.doc) as f:
+            text = f.read()
+    except OSError as e:
+        sys.exit(f"results: cannot read {args.doc}: {e.strerror}")
+    try:
+        new, changed = regenerate(text, _root())
+    except ResultsError as e:
+        sys.exit(f"results: {e}")
+    problems = 0
+    if args.write:
+        if changed:
+            with open(args.doc, "w") as f:
+                f.write(new)
+        print(f"results: {len(changed)} block(s) rewritten")
+    else:
+        for spec in changed:
+            print(f"results: block '{spec}' differs from its data; run scripts/results.py --write")
+            problems += 1
+    for no, line in lint(new):
+        print(f"{os.path.relpath(args.doc, _root())}:{no}: a measured figure written by hand "
+              f"(put it in a generated block): {line.strip()[:120]}")
+        problems += 1
+    sys.exit(1 if problems else 0)
+
+
+
+if __name__ == "__main__":
+    main()

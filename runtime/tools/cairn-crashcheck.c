@@ -279,9 +279,36 @@ static uint64_t rnd(void)
     return X.rng;
 }
 
+/* With --jobs the workers share one fixed table (mapped before they fork),
+ * filled with compare-and-swap, so an image is checked once in the run;
+ * past half full it stops remembering (states are then checked again). */
+#define SHARED_SEEN ((size_t)1 << 21)
+static uint64_t *shared_seen;
+
+static bool shared_seen_insert(uint64_t h)
+{
+    static _Atomic size_t *used;
+    if (!used) used = (_Atomic size_t *)&shared_seen[SHARED_SEEN];
+    for (size_t j = h & (SHARED_SEEN - 1), probes = 0; probes < 64; j = (j + 1) & (SHARED_SEEN - 1), probes++) {
+        uint64_t cur = __atomic_load_n(&shared_seen[j], __ATOMIC_ACQUIRE);
+        if (cur == h) return false;
+        if (cur) continue;
+        if (atomic_load(used) > SHARED_SEEN / 2) return true;
+        uint64_t zero = 0;
+        if (__atomic_compare_exchange_n(&shared_seen[j], &zero, h, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            atomic_fetch_add(used, 1);
+            return true;
+        }
+        if (zero == h) return false;                  /* another worker put it there */
+    }
+    return true;
+}
+
 static bool seen_insert(uint64_t h)
 {
     if (!h) h = 1;
+    if (shared_seen) return shared_seen_insert(h);
     if (2 * (X.seen_n + 1) > X.seen_cap) {
         size_t cap = X.seen_cap ? 2 * X.seen_cap : 1 << 16;
         uint64_t *n = calloc(cap, sizeof *n);
@@ -723,6 +750,9 @@ int main(int argc, char **argv)
         int fds[64][2];
         pid_t pids[64];
         if (opt.jobs > 64) opt.jobs = 64;
+        shared_seen = mmap(NULL, (SHARED_SEEN + 1) * sizeof *shared_seen, PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (shared_seen == MAP_FAILED) die2("cannot map the workers' shared table: %s", strerror(errno));
         for (unsigned j = 0; j < opt.jobs; j++) {
             if (pipe(fds[j])) die2("cannot make a pipe: %s", strerror(errno));
             pids[j] = fork();

@@ -3,9 +3,9 @@
 Each program under programs/ saves its state to a file and loads it back;
 TRUTH lists, per program, its load function and the persistent types (a set
 of names is one type with layout variants). The tests check recall (no
-false negatives, ever), precision, and that cairn beats NVMOVE's false
-positive rate by more than half on the same code. Run with CAIRN_BUILD set
-to the build directory (default ./build)."""
+false negatives, ever) and precision against these labels; NVMOVE's own
+figures on its own subject (Redis 3.2) are compared in test_redis_truth.py.
+Run with CAIRN_BUILD set to the build directory (default ./build)."""
 import json
 import os
 import shutil
@@ -104,27 +104,20 @@ def test_confident_list_is_exact(tmp_path, name):
     assert s == {"tp": len(TRUTH[name]["persistent"]), "fp": 0, "fn": 0}
 
 
-def totals(tmp_path, *extra):
-    """Summed TP/FP/FN over all programs, in cairn or (with --nvmove) NVMOVE mode."""
-    base = tmp_path / ("nvmove" if extra else "cairn")
-    base.mkdir()
+def test_precision_and_recall_totals(tmp_path):
+    """Summed over the labelled programs: every persistent type found, and
+    at most 2 false positives in the 13 entries reported (both ranked
+    below 0.5: test_confident_list_is_exact)."""
     tot = {"tp": 0, "fp": 0, "fn": 0}
     for name in TRUTH:
-        s = score(analyze(base, name, *extra), TRUTH[name]["persistent"])
+        s = score(analyze(tmp_path, name), TRUTH[name]["persistent"])
         for k in tot:
             tot[k] += s[k]
-    return tot
-
-
-def test_precision_against_nvmove(tmp_path):
-    cairn = totals(tmp_path)
-    nvmove = totals(tmp_path, "--nvmove")
-    cairn_fp_rate = cairn["fp"] / (cairn["tp"] + cairn["fp"])
-    nvmove_fp_rate = nvmove["fp"] / (nvmove["tp"] + nvmove["fp"])
-    print(f"\ncairn  {cairn}  FP rate {cairn_fp_rate:.2f}\nNVMOVE {nvmove}  FP rate {nvmove_fp_rate:.2f}")
-    assert cairn["fn"] == 0
-    assert cairn_fp_rate < nvmove_fp_rate / 2
-    assert nvmove["fn"] > 0  # NVMOVE stops at the function pointers of `callbacks`
+    precision = tot["tp"] / (tot["tp"] + tot["fp"])
+    recall = tot["tp"] / (tot["tp"] + tot["fn"])
+    print(f"\ncairn {tot}: precision {precision:.2f}, recall {recall:.2f}")
+    assert recall == 1.0
+    assert precision >= 11 / 13
 
 
 def test_iterators_stack_only_and_variants(tmp_path):

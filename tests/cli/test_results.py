@@ -6,15 +6,14 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-from cairn.results import lint, verdict  # noqa: E402
+from cairn.results import lint, regenerate, verdict
 
-SCRIPT = os.path.join(ROOT, "scripts", "results.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "cairn.results", *args], capture_output=True,
+                          text=True)
 
 
 def test_results_doc_matches_its_data():
@@ -74,8 +73,6 @@ def test_value_and_table_blocks(tmp_path):
     doc = tmp_path / "R.md"
     doc.write_text("b ran at <!-- results: value d.json runs.[name=b].ratio .2f -->?<!-- /results -->"
                    " the speed.\n\n<!-- results: table d.json runs name ratio:.1f -->\n<!-- /results -->\n")
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from cairn.results import regenerate
     text, changed = regenerate(doc.read_text(), str(tmp_path))
     assert "value d.json runs.[name=b].ratio .2f -->2.50<!--" in text
     assert "| a | 1.2 |\n| b | 2.5 |\n" in text

@@ -1,5 +1,6 @@
 """cairn-cc as a drop-in CC: options, separate compilation, shared
 libraries, make, per-optimization switches."""
+import re
 import subprocess
 
 import pytest
@@ -109,35 +110,60 @@ def test_no_cairn_builds_uninstrumented(cairn_cc, tmp_path):
     assert "cairn__log_store" not in ir
 
 
-@pytest.mark.parametrize("opt,counter,prog,extra", [
-    ("merge-logs", "log calls removed by merging", "legacy_stress", ()),
-    ("skip-volatile", "stores skipped: target proven volatile", "legacy_stress", ()),
-    ("skip-null-convert", "NULL pointer stores needing no conversion", "legacy_stress", ()),
-    ("inline-ra2va", "relative->virtual translations inlined", "legacy_stress", ()),
-    ("hoist-loop-logs", "loop stores logged once before the loop", "loops", ()),
-    ("elim-dominated-logs", "range logged by a dominating store", "legacy_stress", ()),
-    ("readonly-calls-keep-cache", "calls that only read memory: register cache kept",
-     "legacy_stress", ()),
-    ("known-callees", "calls proven not to run cairn's runtime", "legacy_stress", ()),
-    ("merge-sign-null-tests", "sign and NULL tests of a loaded pointer merged", "legacy_stress", ()),
-    # threading applies to the unfolded form only (folded: NULL tests test the base)
-    ("thread-null-tests", "NULL tests skipped after converting a relative load",
-     "legacy_stress", ()),
-    # folding is off by default since session 11 (docs/compiler.md); the
-    # two options that refine it count only when it is on
-    ("fold-translation", "pointer loads translated as v + d", "legacy_stress",
-     ("-fcairn-fold-translation",)),
-    ("plain-loop-chains", "loop-carried pointer loads left unfolded", "legacy_stress",
-     ("-fcairn-fold-translation",)),
-    ("split-translated-phis", "pointer phis of translated values kept", "legacy_stress",
-     ("-fcairn-fold-translation",)),
-])
-def test_each_optimization_can_be_turned_off(cairn_cc, opt, counter, prog, extra):
+def pass_options():
+    """compiler/pass/CairnOptions.def, the one list of the pass's options and
+    counters, as {optimization name: its counter's description}."""
+    text = re.sub(r"//[^\n]*", "", (HERE.parents[1] / "compiler" / "pass" /
+                                    "CairnOptions.def").read_text())
+    rows = []
+    for m in re.finditer(r"^(CAIRN_\w+)\(", text, re.M):   # not the #define lines
+        args, cur = [], ""
+        for tok in re.finditer(r'\s*("(?:[^"\\]|\\.)*"|[^",()\s]+|[,)])', text[m.end():]):
+            t = tok.group(1)
+            if t in (",", ")"):
+                args.append(cur)
+                cur = ""
+                if t == ")":
+                    break
+            else:   # adjacent string literals join, as in C
+                cur += t[1:-1] if t.startswith('"') else t
+        rows.append((m.group(1), args))
+    counters = {a[0]: a[1] for macro, a in rows if macro == "CAIRN_COUNTER"}
+    return {a[1]: counters[a[3]] for macro, a in rows if macro == "CAIRN_OPTIMIZATION"}
+
+
+OPTIMIZATIONS = pass_options()
+
+# The program each optimization is seen at work in (legacy_stress unless
+# named here) and the flags it needs to act at all.
+SEEN_IN = {
+    "hoist-loop-logs": ("loops", ()),
+    "hoist-conversions": ("hoist_ptr", ()),
+    # folding is off by default (docs/compiler.md); the two options that
+    # refine it count only when it is on
+    "fold-translation": ("legacy_stress", ("-fcairn-fold-translation",)),
+    "plain-loop-chains": ("legacy_stress", ("-fcairn-fold-translation",)),
+    "split-translated-phis": ("legacy_stress", ("-fcairn-fold-translation",)),
+}
+
+
+def test_options_file_lists_every_optimization_once(cairn_cc):
+    assert len(OPTIMIZATIONS) >= 20
+    assert set(SEEN_IN) <= set(OPTIMIZATIONS)
+    helptext = subprocess.run([str(cairn_cc), "--help"], capture_output=True, text=True).stdout
+    listed = helptext.split("turn an optimization off / on:\n")[1].split("  --")[0].split()
+    assert listed == list(OPTIMIZATIONS)
+
+
+@pytest.mark.parametrize("opt", list(OPTIMIZATIONS))
+def test_each_optimization_can_be_turned_off(cairn_cc, opt):
+    prog, extra = SEEN_IN.get(opt, ("legacy_stress", ()))
+    counter = OPTIMIZATIONS[opt]
     src = HERE / "programs" / f"{prog}.c"
     def stat(*flags):
         err = cc(cairn_cc, "-O2", "-c", src, "-o", "/dev/null", "--cairn-stats", *extra,
                  *flags).stderr
-        line = next(ln for ln in err.splitlines() if counter in ln)
+        line = next(ln for ln in err.splitlines() if ln.endswith(" cairn - " + counter))
         return int(line.split()[0])
     assert stat() > 0
     assert stat(f"-fno-cairn-{opt}") == 0

@@ -246,6 +246,9 @@ def test_persistent_heap_file(cairn_cc, runtime, tmp_path):
      "persistent heap /nonexistent/dir/h.pool: /nonexistent/dir/h.pool: cannot create pool"),
     ({"CAIRN_PERSISTENT_HEAP_SIZE": "4G"}, "CAIRN_PERSISTENT_HEAP_SIZE=4G is not a size"),
     ({"CAIRN_PERSISTENT_HEAP_SIZE": "1000"}, "pool size 1000 out of range"),
+    # %p expands to the process id (cairn__expand_pid_path, shared with CAIRN_TRACE)
+    ({"CAIRN_PERSISTENT_HEAP": "/tmp/" + "%p" * 2100},
+     "is longer than 4095 bytes once %p is expanded"),
 ])
 def test_persistent_heap_bad_setting_stops_with_one_line(exe, env, message):
     """A heap that cannot be made stops the program at its first malloc with

@@ -119,7 +119,7 @@ def test_bug_caught_twin_clean(name, tmp_path, pool):
 
 
 def test_planted_fast_path_clwb_caught(tmp_path, pool):
-    """internal.h's inline clwb aimed at the next line (CAIRN_PLANT_CLWB_NEXT_LINE):
+    """persist.h's inline clwb aimed at the next line (CAIRN_PLANT_CLWB_NEXT_LINE):
     the fast path runs under tracing too, so the trace shows the wrong line."""
     if "clwb" not in Path("/proc/cpuinfo").read_text():
         pytest.skip("this CPU has no clwb: the inline clwb path does not run")

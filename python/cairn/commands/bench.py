@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from cairn import paths
-from cairn.argtypes import positive_int
+from cairn.argtypes import positive_int, whole_number
+from cairn.paired import dir_problem
 from cairn.results import verdict
 
 try:
@@ -78,6 +79,8 @@ def register(subparsers):
     r.set_defaults(func=run_runtime)
     from cairn.commands import cc      # the compiler's benchmark lives with cairn-cc
     cc.add_bench_parser(sub, "compiler")
+    from cairn import ycsb             # YCSB over legacy data structures
+    ycsb.add_parser(sub)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
@@ -88,10 +91,7 @@ def _threads(text):
     """argparse type: thread counts, e.g. 1,2,4."""
     out = []
     for t in text.split(","):
-        try:
-            v = int(t)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{t!r} is not a whole number (e.g. --threads 1,2)")
+        v = whole_number(t)
         if v < 1:
             raise argparse.ArgumentTypeError(f"{v} threads: each count must be at least 1")
         out.append(v)
@@ -116,16 +116,6 @@ def _positive_float(text):
     if not v > 0 or v == float("inf"):
         raise argparse.ArgumentTypeError(f"{text} must be a number of seconds above 0")
     return v
-
-
-def _dir_problem(where):
-    if not where.exists():
-        return "no such directory"
-    if not where.is_dir():
-        return "not a directory"
-    if not os.access(where, os.W_OK | os.X_OK):
-        return "cannot write there"
-    return None
 
 
 def _size(text):
@@ -570,7 +560,7 @@ def run_runtime(args):
         cfg["open_size"] = args.open_size
     threads = list(args.threads)
     parts = set(args.parts)
-    why = _dir_problem(Path(args.dir))
+    why = dir_problem(Path(args.dir))
     if why:
         print(f"cairn bench runtime: --dir {args.dir}: {why}; give a directory you can write "
               "for the pools (default /dev/shm)", file=sys.stderr)

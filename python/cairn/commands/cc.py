@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cairn import paths
 from cairn.argtypes import positive_int
+from cairn.paired import dir_problem, quantile, run_slice, serve
 
 BENCH_DOC = """\
 The compiler benchmark (`cairn bench compiler`, also `cairn cc bench`):
@@ -93,7 +94,7 @@ def add_bench_parser(sub, name):
     return b
 
 
-class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
+class _Raw(argparse.RawDescriptionHelpFormatter):
     pass
 
 
@@ -128,29 +129,6 @@ def _runs(exe, mode, pool, n, ops, *filters, env=None):
     return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
 
 
-def _serve(exe, mode, pool, args, s, w):
-    """One build, alive: it has built structure s and runs a slice per 'go'."""
-    per = max(args.ops // args.slices, 1)
-    cmd = [str(exe), mode, str(pool), str(args.n), str(per), s, w, "serve", str(per // 4)]
-    if args.cpu != "none":
-        cmd = ["taskset", "-c", args.cpu] + cmd
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                         env=dict(os.environ, CAIRN_PMEM_FORCE="1"))
-    if p.stdout.readline().strip() != "ready":
-        p.kill()
-        raise SystemExit(f"cairn: {exe} {mode} {s} {w} did not start")
-    return p
-
-
-def _slice(p):
-    p.stdin.write("go\n")
-    p.stdin.flush()
-    line = p.stdout.readline()
-    if not line.startswith("{"):
-        raise SystemExit(f"cairn: a benchmark process stopped: {line!r}")
-    return json.loads(line)["ns_per_op"]
-
-
 def _cells(args):
     cells = [(s, w) for s in STRUCTURES for w in WORKLOADS]
     if args.only:
@@ -161,19 +139,11 @@ def _cells(args):
     return cells
 
 
-def _quantile(xs, q):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    i = int(k)
-    return xs[i] if i + 1 >= len(xs) else xs[i] + (xs[i + 1] - xs[i]) * (k - i)
-
-
 def run_bench(args):
     if args.quick:
         args.n, args.ops, args.rounds, args.slices = 2000, 20000, 1, 2
         args.icount_ops = min(args.icount_ops, 200)
-    from cairn.commands.bench import _dir_problem
-    why = _dir_problem(Path(args.dir))
+    why = dir_problem(Path(args.dir))
     if why:
         print(f"cairn: --dir {args.dir}: {why}; give a directory you can write for the pool "
               "(default /dev/shm)", file=sys.stderr)
@@ -201,13 +171,13 @@ def run_bench(args):
         try:
             for s, w in cells:
                 for rnd in range(args.rounds):
-                    procs = {v: _serve(*runs[v], pool, args, s, w) for v in VARIANTS}
+                    procs = {v: serve(*runs[v], pool, args, s, w) for v in VARIANTS}
                     try:
                         for k in range(args.slices):
                             r = k % len(VARIANTS)
                             order = VARIANTS[r:] + VARIANTS[:r]
                             for v in order:
-                                times.setdefault((s, w, v), []).append(_slice(procs[v]))
+                                times.setdefault((s, w, v), []).append(run_slice(procs[v]))
                     finally:
                         for p in procs.values():
                             p.stdin.close()
@@ -243,15 +213,15 @@ def run_bench(args):
             "ns_per_op": [{"structure": s, "workload": w, "variant": v, "median": m,
                            "samples": times[(s, w, v)],
                            **({"paired_ratio_median": statistics.median(ratios[(s, w, v)]),
-                               "paired_ratio_p25": _quantile(ratios[(s, w, v)], 0.25),
-                               "paired_ratio_p75": _quantile(ratios[(s, w, v)], 0.75)}
+                               "paired_ratio_p25": quantile(ratios[(s, w, v)], 0.25),
+                               "paired_ratio_p75": quantile(ratios[(s, w, v)], 0.75)}
                               if v != "clang" else {}),
                            **({"paired_ratio_vs_same_median":
                                statistics.median(ratios[(s, w, "cc-dram/same")]),
                                "paired_ratio_vs_same_p25":
-                               _quantile(ratios[(s, w, "cc-dram/same")], 0.25),
+                               quantile(ratios[(s, w, "cc-dram/same")], 0.25),
                                "paired_ratio_vs_same_p75":
-                               _quantile(ratios[(s, w, "cc-dram/same")], 0.75)}
+                               quantile(ratios[(s, w, "cc-dram/same")], 0.75)}
                               if v == "cc-dram" else {})}
                           for (s, w, v), m in med.items()],
             "per_op_counts": counts, "instructions_per_op": icounts,
@@ -337,8 +307,8 @@ def _static_stats(cc, src, tmp):
 def _print_tables(med, ratios, counts, stats, icounts, args, ablations=()):
     def ratio(key):
         xs = ratios[key]
-        return (f"{statistics.median(xs):.2f}x ({_quantile(xs, 0.25):.2f}-"
-                f"{_quantile(xs, 0.75):.2f})")
+        return (f"{statistics.median(xs):.2f}x ({quantile(xs, 0.25):.2f}-"
+                f"{quantile(xs, 0.75):.2f})")
     print(f"\n### cairn-cc on legacy data structures (n={args.n}, ops={args.ops} x "
           f"{args.rounds} rounds, {args.slices} paired slices a round)\n")
     print("| structure | workload | clang ns/op | clang same source | cairn-cc DRAM "

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from cairn import crashloop, paths
-from cairn.argtypes import positive_int
+from cairn.argtypes import positive_int, whole_number
 
 
 def run(args) -> int:
@@ -79,7 +79,7 @@ def register(sub):
     p.add_argument("--program", type=_program, default="kvstore_cc",
                    help="writer built in the tree: kvstore_cc (plain C through cairn-cc, default) "
                         "or kvstore (explicit cairn_tx_add, plain C compiler)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the kill instants")
+    p.add_argument("--seed", type=whole_number, default=None, help="seed for the kill instants")
     p.add_argument("--keep", action="store_true", help="keep an existing pool instead of starting fresh")
     p.add_argument("-v", "--verbose", action="store_true", help="print every kill")
     p.set_defaults(func=run)

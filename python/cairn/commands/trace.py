@@ -14,6 +14,7 @@ import os
 import re
 import sys
 
+from cairn.argtypes import whole_number
 
 try:
     from cairn import trace
@@ -69,10 +70,7 @@ def register(subparsers):
 
 def _count(text):
     """argparse type: a whole number >= 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    v = whole_number(text)
     if v < 0:
         raise argparse.ArgumentTypeError(f"{v} is negative; give 0 or more")
     return v
