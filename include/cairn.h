@@ -179,6 +179,8 @@ struct cairn_stats {
     uint64_t log_entries;  /* undo records appended */
     uint64_t log_bytes;    /* undo bytes appended */
     uint64_t log_skipped;  /* tx_add calls satisfied by an earlier record */
+    uint64_t tx_frees_now; /* frees in a transaction of an object it allocated,
+                              taken at once instead of at commit */
 };
 /* Counters of the calling thread since it started (or since reset). */
 void        cairn_stats_get(struct cairn_stats *out);

@@ -2,7 +2,7 @@
  * object.c -- the public object calls: cairn_alloc, cairn_free,
  * cairn_usable_size. They join the allocator (alloc.c), the transaction
  * (tx.c: an allocation in a transaction is undone on abort, a free takes
- * effect at commit) and the background mark (gc.c: an object it may still
+ * effect at commit, or at once for an object the transaction allocated) and the background mark (gc.c: an object it may still
  * scan keeps its memory until the sweep), so that none of those three
  * calls another.
  */
@@ -51,8 +51,11 @@ void cairn_free(void *ptr)
         cairn__err(EINVAL, "cairn_free(%p): the root of %s cannot be freed", ptr, pool->path);
         return;
     }
-    CAIRN_TRACE_EV(mem, TR_FREE, cairn__tx_in(pool) ? TR_ALLOC_IN_TX : 0, ptr, cairn_usable_size(ptr));
-    if (cairn__tx_in(pool) && cairn__tx_note_free(ptr)) return;
+    size_t traced_size = cairn__tracing() ? cairn_usable_size(ptr) : 0;
+    /* in a transaction: at commit, or now for an object it allocated (tx.c) */
+    bool at_commit = cairn__tx_in(pool) && cairn__tx_note_free(ptr);
+    CAIRN_TRACE_EV(mem, TR_FREE, at_commit ? TR_ALLOC_IN_TX : 0, ptr, traced_size);
+    if (at_commit) return;
     cairn__gc_free(pool, ptr);
 }
 

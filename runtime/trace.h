@@ -22,7 +22,7 @@ enum { TR_LINE_FLUSHED, TR_LINE_NT, TR_LINE_AT_FENCE };                         
 enum { TR_FLUSH_CLWB, TR_FLUSH_CLFLUSHOPT, TR_FLUSH_CLFLUSH, TR_FLUSH_MSYNC };  /* FLUSH aux */
 enum { TR_OFENCE, TR_DFENCE };                                                 /* FENCE aux */
 enum { TR_OPEN_CLEAN = 0, TR_OPEN_CREATED = 1, TR_OPEN_RECOVERED = 2 };         /* POOL_OPEN aux */
-#define TR_ALLOC_IN_TX 1u         /* ALLOC/FREE aux: in a transaction (free: applied at commit) */
+#define TR_ALLOC_IN_TX 1u         /* ALLOC aux: in a transaction; FREE aux: applied at commit */
 #define TR_ALLOC_ROOT  2u         /* ALLOC aux: the root object */
 
 extern _Atomic bool cairn__trace_on __attribute__((visibility("hidden")));

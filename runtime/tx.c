@@ -56,6 +56,8 @@
 #define EXT_MIN   ((uint64_t)1 << 20)
 
 struct range { uintptr_t lo, hi; };
+/* an object allocated in the open transaction; recs: T.recs.n then */
+struct talloc { uintptr_t lo, hi; size_t recs; };
 struct vec { void *v; size_t n, cap; };
 
 struct tx {
@@ -81,7 +83,8 @@ struct tx {
     uint32_t *lused;            /* occupied slots, so commit and reset touch only them */
     struct vec big;             /* struct range: large logged/fresh ranges */
     struct vec clob;            /* struct range: clobbered */
-    struct vec allocs;          /* struct range: allocated here (abort frees) */
+    struct vec allocs;          /* struct talloc: allocated here (abort frees) */
+    struct vec recs;            /* struct range: the ranges undo records were written for */
     struct vec fresh;           /* struct range: allocated here, > 256 B: no snapshot,
                                    flushed whole at commit */
     struct vec frees;           /* void *: freed here (applied at commit) */
@@ -107,7 +110,7 @@ static void tx_thread_exit(void *unused)
     T.lkey = T.lmask = NULL;
     T.lused = NULL;
     T.lcap = T.lcount = 0;
-    struct vec *vs[] = { &T.big, &T.clob, &T.allocs, &T.fresh, &T.frees };
+    struct vec *vs[] = { &T.big, &T.clob, &T.allocs, &T.recs, &T.fresh, &T.frees };
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
         free(vs[i]->v);
         memset(vs[i], 0, sizeof *vs[i]);
@@ -411,6 +414,8 @@ static void add_range(uintptr_t lo, uintptr_t hi)
 #endif
     log_append(lo, hi);
     assert(T.nrecs > nrecs_before);    /* (1): a record for every byte not yet covered */
+    struct range rr = { lo, hi };
+    if (vpush(&T.recs, &rr, sizeof rr)) tx_fatal("out of memory tracking logged ranges");
     if (!CAIRN_MUTATED(TX_LOG_FENCE))
         cairn__fence_fast(T.pool, false);  /* invariant (1): record before the store */
     mark_protected(lo, hi);
@@ -501,7 +506,7 @@ static void tx_reset(void)
         }
     }
     T.lcount = 0;
-    T.nrecs = T.big.n = T.clob.n = T.allocs.n = T.frees.n = T.fresh.n = 0;
+    T.nrecs = T.big.n = T.clob.n = T.allocs.n = T.recs.n = T.frees.n = T.fresh.n = 0;
     T.flush_needed = false;
     T.depth = 0;
     T.pool = NULL;
@@ -719,7 +724,7 @@ void cairn_tx_abort(void)
             cairn__ofence_pool(pool);       /* restored data before retiring the log */
         retire_log();
     }
-    struct range *a = T.allocs.v;
+    struct talloc *a = T.allocs.v;
     for (size_t i = 0; i < T.allocs.n; i++) cairn__gc_free(pool, (void *)a[i].lo);
     CAIRN_TRACE_EV(ev, TR_TX_ABORT, (unsigned)T.depth, pool, T.lane);
     int outer = T.depth - 1;
@@ -731,15 +736,59 @@ void cairn_tx_abort(void)
 void cairn__tx_note_alloc(void *ptr, size_t usable)
 {
     struct range r = { (uintptr_t)ptr, (uintptr_t)ptr + usable };
-    if (vpush(&T.allocs, &r, sizeof r)) tx_fatal("out of memory");
+    struct talloc ta = { r.lo, r.hi, T.recs.n };
+    if (vpush(&T.allocs, &ta, sizeof ta)) tx_fatal("out of memory");
     /* fresh: no snapshot needed, flushed at commit */
     if (usable <= 256) mark_protected(r.lo, r.hi);
     else if (vpush(&T.fresh, &r, sizeof r)) tx_fatal("out of memory");
     T.flush_needed = true;
 }
 
+/* An object allocated in this transaction was never visible outside it
+ * (the transaction's abort, or the recovery of a crash, frees it anyway),
+ * so its free takes effect at once and a later allocation of the
+ * transaction can reuse its block. Not when an undo record of this
+ * transaction covers any of its bytes: a rollback would write them after
+ * another thread had reused the block. The object leaves the lists and
+ * the covered set, so that a store of this transaction into the block
+ * after another thread reuses it is logged again. Searched among the
+ * newest FREE_NOW_SCAN allocations; an older one is freed at commit. */
+enum { FREE_NOW_SCAN = 64 };
+
+static bool free_now(uintptr_t lo)
+{
+    struct talloc *a = T.allocs.v;
+    size_t i = T.allocs.n, k = 0;
+    while (i-- > 0 && k++ < FREE_NOW_SCAN)
+        if (a[i].lo == lo) break;
+    if (i == SIZE_MAX || a[i].lo != lo) return false;
+    uintptr_t hi = a[i].hi;
+    struct range *rec = T.recs.v;
+    for (size_t j = a[i].recs; j < T.recs.n; j++)
+        if (rec[j].lo < hi && lo < rec[j].hi) return false;
+    memmove(&a[i], &a[i + 1], (T.allocs.n - i - 1) * sizeof *a);
+    T.allocs.n--;
+    if (hi - lo > 256) {
+        struct range *f = T.fresh.v;
+        for (size_t j = T.fresh.n; j-- > 0;)
+            if (f[j].lo == lo) {
+                memmove(&f[j], &f[j + 1], (T.fresh.n - j - 1) * sizeof *f);
+                T.fresh.n--;
+                break;
+            }
+    } else {
+        for (uintptr_t line = lo >> 6; line <= (hi - 1) >> 6; line++) {
+            uint64_t *m = lset_slot(line, false);
+            if (m) *m &= ~line_mask(line, lo, hi);
+        }
+    }
+    cairn__tstats.tx_frees_now++;
+    return true;
+}
+
 int cairn__tx_note_free(void *ptr)
 {
+    if (free_now((uintptr_t)ptr)) return 0;
     if (vpush(&T.frees, &ptr, sizeof ptr)) tx_fatal("out of memory");
     return 1;
 }
@@ -840,12 +889,33 @@ void cairn__tx_scope_end(struct cairn__tx_scope *scope)
 }
 
 /* ---- the compiler's hook ---- */
+/* CAIRN_UNLOGGED, read once at the first report (persistent-heap mode sets
+ * it to off before its first store): 0 not read yet */
+enum { UNLOGGED_UNREAD, UNLOGGED_OFF, UNLOGGED_WARN, UNLOGGED_ABORT };
+static _Atomic int unlogged_mode;
+
+static int unlogged_mode_read(void)
+{
+    int m = atomic_load_explicit(&unlogged_mode, memory_order_relaxed);
+    if (__builtin_expect(m != UNLOGGED_UNREAD, 1)) return m;
+    const char *e = getenv("CAIRN_UNLOGGED");
+    if (!e || !strcmp(e, "warn")) m = UNLOGGED_WARN;
+    else if (!strcmp(e, "off")) m = UNLOGGED_OFF;
+    else if (!strcmp(e, "abort")) m = UNLOGGED_ABORT;
+    else {
+        fprintf(stderr, "cairn: warning: CAIRN_UNLOGGED=%s is not off, warn or abort; "
+                "warn is used (set one of the three)\n", e);
+        m = UNLOGGED_WARN;
+    }
+    atomic_store_explicit(&unlogged_mode, m, memory_order_relaxed);
+    return m;
+}
+
 static void report_unlogged(const void *addr, size_t len, const char *file, int line)
 {
-    static const char *mode;
-    if (!mode) { mode = getenv("CAIRN_UNLOGGED"); if (!mode) mode = "warn"; }
-    if (!strcmp(mode, "off")) return;
-    if (!strcmp(mode, "abort"))
+    int mode = unlogged_mode_read();
+    if (mode == UNLOGGED_OFF) return;
+    if (mode == UNLOGGED_ABORT)
         cairn__violation("store of %zu bytes to PM at %p outside any transaction at %s:%d",
                          len, addr, file ? file : "?", line);
     /* warn once per site */
@@ -869,18 +939,31 @@ static void report_unlogged(const void *addr, size_t len, const char *file, int 
     pthread_mutex_unlock(&lock);
 }
 
-void cairn__log_store(const void *addr, size_t len, const char *file, int line)
+/* everything but a store outside a transaction with reports off, kept out
+ * of line so that path needs no stack frame */
+__attribute__((noinline)) static void log_store_slow(const void *addr, size_t len,
+                                                     const char *file, int line)
 {
+    if (T.depth == 0) {
+        if (len && cairn__pool_of_addr(addr)) report_unlogged(addr, len, file, line);
+        return;
+    }
     if (!len) return;
     cairn_pool *pool = cairn__pool_of_addr(addr);
     if (!pool) return;
-    if (T.depth == 0) {
-        report_unlogged(addr, len, file, line);
-        return;
-    }
     if (pool != T.pool)
         cairn__violation("store to pool %s inside a transaction on %s at %s:%d; a "
                          "transaction covers one pool", pool->path, T.pool->path,
                          file ? file : "?", line);
     add_range((uintptr_t)addr, (uintptr_t)addr + len);
+}
+
+void cairn__log_store(const void *addr, size_t len, const char *file, int line)
+{
+    /* outside a transaction with reports off (persistent-heap mode) there
+     * is nothing to do, not even finding the pool */
+    if (T.depth == 0 &&
+        atomic_load_explicit(&unlogged_mode, memory_order_relaxed) == UNLOGGED_OFF)
+        return;
+    log_store_slow(addr, len, file, line);
 }

@@ -69,7 +69,7 @@ struct pool_lanes {
 /* ---- tx.c: transactions ---- */
 bool  cairn__lanes_busy(cairn_pool *pool);    /* a transaction is open on pool */
 void  cairn__tx_note_alloc(void *ptr, size_t usable);
-int   cairn__tx_note_free(void *ptr);   /* 1: deferred to commit */
+int   cairn__tx_note_free(void *ptr);   /* 1: deferred to commit, 0: free it now */
 bool  cairn__tx_in(cairn_pool *pool);
 void  cairn__lane_release_exts(cairn_pool *pool);
 

@@ -134,6 +134,18 @@ def test_store_outside_tx_can_abort(exe, pool_path):
     assert "outside any transaction" in r.stderr
 
 
+def test_store_outside_tx_off_and_unknown_mode(exe, pool_path):
+    # off: the store returns at once, nothing reported
+    r = run([exe("safety", "-O2"), 3, pool_path], env={"CAIRN_UNLOGGED": "off"})
+    assert r.returncode == 0 and "outside any transaction" not in r.stderr, r.stderr
+    os.remove(pool_path)
+    # a value that is none of the three is named once, then warn applies
+    r = run([exe("safety", "-O2"), 3, pool_path], env={"CAIRN_UNLOGGED": "loud"})
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("CAIRN_UNLOGGED=loud is not off, warn or abort") == 1, r.stderr
+    assert r.stderr.count("outside any transaction") == 1, r.stderr
+
+
 def test_without_debug_info_names_the_function(cairn_cc, runtime, tmp_path, pool_path):
     prog = build(cairn_cc, PROGRAMS / "safety.c", tmp_path / "safety-nog", "-O2")
     r = run([prog, 1, pool_path])

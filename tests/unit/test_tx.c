@@ -78,6 +78,57 @@ static void alloc_free_in_tx(void)
     CHECK(cairn_usable_size(o) >= 100 && cairn_ptr_load(&R->obj) == o);
 }
 
+/* A free in a transaction of an object that transaction allocated takes
+ * effect at once: the next allocation reuses the block, an abort after that
+ * leaves nothing, and a store into the block afterwards is logged again.
+ * An object an undo record of the transaction covers waits for commit. */
+static void free_of_own_allocation_is_immediate(void)
+{
+    size_t sizes[] = { 100, 4096 };
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = sizes[k];
+        struct cairn_stats s;
+        void *before = cairn_ptr_load(&R->obj);
+        cairn_stats_reset();
+        CHECK(cairn_tx_begin(P) == 0);
+        char *a = cairn_alloc(P, n);
+        REQUIRE(a);
+        memset(a, 7, n);
+        cairn_free(a);
+        CHECK(cairn_usable_size(a) == 0);           /* freed now, not at commit */
+        cairn_stats_get(&s);
+        CHECK(s.tx_frees_now == 1);
+        uint64_t entries = s.log_entries;
+        cairn_tx_add(a, 8);                         /* no longer covered as fresh */
+        cairn_stats_get(&s);
+        CHECK(s.log_entries == entries + 1);
+        char *b = cairn_alloc(P, n);
+        CHECK(b == a);                              /* the block is reused */
+        cairn_ptr_store(&R->obj, b);
+        cairn_tx_abort();
+        CHECK(cairn_usable_size(b) == 0 && cairn_ptr_load(&R->obj) == before);
+        /* the same again, committed: only the second object stays */
+        CAIRN_TX(P) {
+            a = cairn_alloc(P, n);
+            cairn_free(a);
+            b = cairn_alloc(P, n);
+            cairn_ptr_store(&R->obj, b);
+        }
+        CHECK(b == a && cairn_usable_size(b) >= n);
+        CAIRN_TX(P) { cairn_ptr_store(&R->obj, before); cairn_free(b); }
+        CHECK(cairn_usable_size(b) == 0);
+    }
+    /* an undo record covers part of the object: its free waits for commit */
+    CHECK(cairn_tx_begin(P) == 0);
+    char *c = cairn_alloc(P, 100);
+    REQUIRE(c);
+    cairn_tx_add(c - 8, 16);
+    cairn_free(c);
+    CHECK(cairn_usable_size(c) >= 100);
+    CHECK(cairn_tx_commit() == 0);
+    CHECK(cairn_usable_size(c) == 0);
+}
+
 static void dedup_and_costs(void)
 {
     struct cairn_stats s;
@@ -257,6 +308,7 @@ int main(void)
     RUN(first_record_paths_agree);
     RUN(flat_nesting);
     RUN(alloc_free_in_tx);
+    RUN(free_of_own_allocation_is_immediate);
     RUN(dedup_and_costs);
     RUN(clobber);
     RUN(hundred_mib);
