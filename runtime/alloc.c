@@ -206,7 +206,7 @@ static void table_write(cairn_pool *pool, uint64_t g, unsigned kind, uint64_t ar
     uint64_t v = cairn__chunk_word(g, kind, arg);
     if (*w != v) {
         *w = v;
-        if (flush) cairn__flush_range(pool, w, 8);
+        if (flush && !CAIRN_MUTATED(ALLOC_TABLE_FLUSH)) cairn__flush_range(pool, w, 8);
     }
 }
 
@@ -298,7 +298,7 @@ static struct run *fresh_run(cairn_pool *pool, int cls)
         /* the table word must be durable before any object of the run is
          * linked from durable data: order it before the caller's stores */
         table_write(pool, g, CK_RUN, (uint64_t)cls, true);
-        cairn__ofence_pool(pool);
+        if (!CAIRN_MUTATED(ALLOC_RUN_OFENCE)) cairn__ofence_pool(pool);
     }
     pthread_mutex_unlock(&pool->heap.lock);
     return r;
@@ -388,7 +388,8 @@ static void *alloc_large(cairn_pool *pool, size_t size, size_t *usable)
         pool->heap.ck_arg[g + k] = (uint32_t)k;
         table_write(pool, g + k, CK_CONT, k, true);
     }
-    cairn__ofence_pool(pool);                   /* table before any link to it */
+    if (!CAIRN_MUTATED(ALLOC_LARGE_OFENCE))
+        cairn__ofence_pool(pool);               /* table before any link to it */
     if (g == pool->heap.free_hint) pool->heap.free_hint = g + n;
     pthread_mutex_unlock(&pool->heap.lock);
     *usable = n * CAIRN_CHUNK - CAIRN_LARGE_HDR;
@@ -514,7 +515,7 @@ void cairn__heap_write_back(cairn_pool *pool)
             }
             uint32_t words = (r->nslots + 63) / 64;
             for (uint32_t i = 0; i < words; i++) r->pm_bitmap[i] = atomic_load(&r->bits[i]);
-            cairn__flush_range(pool, r->pm_bitmap, words * 8);
+            if (!CAIRN_MUTATED(ALLOC_BITMAP_FLUSH)) cairn__flush_range(pool, r->pm_bitmap, words * 8);
             table_write(pool, g, CK_RUN, r->cls, true);
             break;
         }
@@ -524,7 +525,7 @@ void cairn__heap_write_back(cairn_pool *pool)
         default: break;
         }
     }
-    cairn__ofence_pool(pool);
+    if (!CAIRN_MUTATED(ALLOC_WRITEBACK_OFENCE)) cairn__ofence_pool(pool);
 }
 
 /* After a crash: chunk table -> volatile heap map, with every slot free

@@ -77,8 +77,8 @@ void cairn__state_write(cairn_pool *pool)
     pool->state.checksum = cairn__state_checksum(&pool->state);
     struct pool_state *dst = (void *)(pool->base + ((pool->state.seq & 1) ? CAIRN_STATE_A_OFF : CAIRN_STATE_B_OFF));
     *dst = pool->state;
-    cairn__flush_range(pool, dst, sizeof *dst);
-    cairn__dfence_pool(pool);
+    if (!CAIRN_MUTATED(STATE_FLUSH)) cairn__flush_range(pool, dst, sizeof *dst);
+    if (!CAIRN_MUTATED(STATE_DFENCE)) cairn__dfence_pool(pool);
 }
 
 int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
@@ -175,7 +175,7 @@ void cairn__clean_set(cairn_pool *pool, uint64_t v)
 {
     uint64_t *clean = (uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
     *clean = v;
-    cairn__flush_range(pool, clean, 8);
-    cairn__dfence_pool(pool);
+    if (!CAIRN_MUTATED(CLEAN_FLUSH)) cairn__flush_range(pool, clean, 8);
+    if (!CAIRN_MUTATED(CLEAN_DFENCE)) cairn__dfence_pool(pool);
 }
 

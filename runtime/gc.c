@@ -361,7 +361,8 @@ static uint64_t sweep(cairn_pool *pool, bool opening)
         char *p = pool->gc.deferred[i];
         if (marked(pool, p)) cairn__free_raw(pool, p);   /* unmarked: the sweep freed it */
     }
-    cairn__ofence_pool(pool);                           /* table words of freed chunks */
+    if (!CAIRN_MUTATED(GC_OFENCE))
+        cairn__ofence_pool(pool);                       /* table words of freed chunks */
     return freed;
 }
 

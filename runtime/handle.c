@@ -92,7 +92,8 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
     if (root) {
         CAIRN_TRACE_EV(mem, TR_ALLOC, TR_ALLOC_ROOT, root, usable);
         cairn__zero_flush(pool, root, usable, false);
-        cairn__ofence_pool(pool);                  /* zeroes before the root record */
+        if (!CAIRN_MUTATED(ROOT_OFENCE))
+            cairn__ofence_pool(pool);              /* zeroes before the root record */
         pool->state.root_off = cairn__off(pool, root);
         __atomic_store_n(&pool->root_off_pub, pool->state.root_off, __ATOMIC_RELEASE);
         pool->state.root_size = size;

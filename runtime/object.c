@@ -25,7 +25,7 @@ void *cairn_alloc(cairn_pool *pool, size_t size)
     cairn__zero_flush(pool, p, usable, in_tx);
     if (in_tx)
         cairn__tx_note_alloc(p, usable);    /* ordered by commit, freed on abort */
-    else
+    else if (!CAIRN_MUTATED(ALLOC_ZERO_OFENCE))
         cairn__ofence_pool(pool);           /* zeroes before any link to it */
     return p;
 }

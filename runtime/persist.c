@@ -190,9 +190,10 @@ static void flush_user(uintptr_t p, uintptr_t end)
 
 void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len)
 {
-    if (!len || (pool && pool->no_persist)) return;
+    if (!len || (pool && pool->no_persist) || CAIRN_MUTATED(FLUSH_RANGE)) return;
     uintptr_t p = (uintptr_t)ptr & ~(uintptr_t)(CAIRN_CACHELINE - 1);
     uintptr_t end = (uintptr_t)ptr + len;
+    if (CAIRN_MUTATED(FLUSH_RANGE_NEXT)) p += CAIRN_CACHELINE, end += CAIRN_CACHELINE;
     uint64_t lines = (end - p + CAIRN_CACHELINE - 1) / CAIRN_CACHELINE;
     cairn__tstats.flushes += lines;
     CAIRN_TRACE_EV(mem, TR_FLUSH, pool && !pool->user_flush ? TR_FLUSH_MSYNC : (unsigned)flush_kind,
@@ -216,9 +217,9 @@ void cairn__flush_range(cairn_pool *pool, const void *ptr, size_t len)
 void cairn__pm_write_lines(cairn_pool *pool, void *dst, const void *src, size_t nlines)
 {
     size_t len = nlines * CAIRN_CACHELINE;
-    if (!pool->user_flush || pool->no_persist) {
+    if (!pool->user_flush || pool->no_persist || CAIRN_MUTATED(WRITE_LINES_NT)) {
         memcpy(dst, src, len);
-        cairn__flush_range(pool, dst, len);
+        if (!CAIRN_MUTATED(WRITE_LINES_NT)) cairn__flush_range(pool, dst, len);
         return;
     }
     const __m128i *s = src;
@@ -243,6 +244,10 @@ void cairn__pm_write_lines(cairn_pool *pool, void *dst, const void *src, size_t 
  * see docs/runtime.md, "Known limits". */
 void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx)
 {
+    if (CAIRN_MUTATED(ZERO_FLUSH_NT) && !in_tx && pool && pool->user_flush && len >= 1024) {
+        memset(ptr, 0, len);
+        return;
+    }
     if (!in_tx && pool && pool->user_flush && !pool->no_persist && len >= 1024 &&
         ((uintptr_t)ptr & 15) == 0 && (len & 15) == 0) {
         __m128i z = _mm_setzero_si128();
@@ -254,13 +259,14 @@ void cairn__zero_flush(cairn_pool *pool, void *ptr, size_t len, bool in_tx)
         return;
     }
     memset(ptr, 0, len);
-    if (!in_tx) cairn__flush_range(pool, ptr, len);
+    if (!in_tx && !CAIRN_MUTATED(ZERO_FLUSH)) cairn__flush_range(pool, ptr, len);
 }
 
 static inline void sfence(void) { __builtin_ia32_sfence(); }
 
 void cairn__ofence_pool(cairn_pool *pool)
 {
+    if (CAIRN_MUTATED(OFENCE_POOL)) return;
     cairn__tstats.ofences++;
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_OFENCE, pool, 0);
     if (cairn__ndirty || cairn__sig_head != cairn__sig_tail) msync_dirty();
@@ -271,6 +277,7 @@ void cairn__ofence_pool(cairn_pool *pool)
 
 void cairn__dfence_pool(cairn_pool *pool)
 {
+    if (CAIRN_MUTATED(DFENCE_POOL)) return;
     cairn__tstats.dfences++;
     CAIRN_TRACE_EV(ev, TR_FENCE, TR_DFENCE, pool, 0);
     if (cairn__ndirty || cairn__sig_head != cairn__sig_tail) msync_dirty();
@@ -303,16 +310,22 @@ void cairn__persist_report(int what, cairn_pool *pool, const void *p)
 /* ---- public ---- */
 void cairn_flush(const void *ptr, size_t len)
 {
-    cairn__flush_range(cairn__pool_of_addr(ptr), ptr, len);
+    if (!CAIRN_MUTATED(PUBLIC_FLUSH)) cairn__flush_range(cairn__pool_of_addr(ptr), ptr, len);
 }
 void cairn_persist(const void *ptr, size_t len)
 {
     cairn_pool *pool = cairn__pool_of_addr(ptr);
-    cairn__flush_range(pool, ptr, len);
-    cairn__dfence_pool(pool);
+    if (!CAIRN_MUTATED(PERSIST_FLUSH)) cairn__flush_range(pool, ptr, len);
+    if (!CAIRN_MUTATED(PERSIST_DFENCE)) cairn__dfence_pool(pool);
 }
-void cairn_ofence(void) { cairn__ofence_pool(NULL); }
-void cairn_dfence(void) { cairn__dfence_pool(NULL); }
+void cairn_ofence(void)
+{
+    if (!CAIRN_MUTATED(PUBLIC_OFENCE)) cairn__ofence_pool(NULL);
+}
+void cairn_dfence(void)
+{
+    if (!CAIRN_MUTATED(PUBLIC_DFENCE)) cairn__dfence_pool(NULL);
+}
 
 void cairn_stats_get(struct cairn_stats *out) { *out = cairn__tstats; }
 void cairn_stats_reset(void) { memset(&cairn__tstats, 0, sizeof cairn__tstats); }

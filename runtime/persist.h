@@ -8,6 +8,7 @@
 
 #include "pool.h"
 #include "trace.h"
+#include "mutants.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -50,6 +51,7 @@ enum { CAIRN_REPORT_CLWB = 1, CAIRN_REPORT_NT = 2, CAIRN_REPORT_OFENCE = 3, CAIR
 void cairn__persist_report(int what, cairn_pool *pool, const void *p) __attribute__((cold));
 static inline void cairn__fence_fast(cairn_pool *pool, bool durable)
 {
+    if (CAIRN_MUTATED(FENCE_FAST)) return;
     if (__builtin_expect(pool->user_flush && !cairn__ndirty && cairn__sig_head == cairn__sig_tail, 1)) {
         if (durable) cairn__tstats.dfences++;
         else cairn__tstats.ofences++;
@@ -68,6 +70,10 @@ static inline void cairn__pm_write_line_fast(cairn_pool *pool, void *dst, const 
     if (__builtin_expect(cairn__plain_persist(pool), 1)) {
         const __m128i *s = src;
         __m128i *d = dst;
+        if (CAIRN_MUTATED(WRITE_LINE_FAST_NT)) {
+            memcpy(dst, src, 64);
+            return;
+        }
         _mm_stream_si128(d, _mm_load_si128(s));
         _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
         _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
@@ -86,6 +92,8 @@ static inline void cairn__flush_line_fast(cairn_pool *pool, const void *p)
 #ifdef CAIRN_PLANT_CLWB_NEXT_LINE
         line += 64;       /* a planted bug (tests/crashcheck): the fast path misses its line */
 #endif
+        if (CAIRN_MUTATED(FLUSH_LINE_FAST)) return;
+        if (CAIRN_MUTATED(FLUSH_LINE_FAST_NEXT)) line += 64;
         cairn__tstats.flushes++;
 #ifdef CAIRN_PLANT_CLWB_UNREPORTED_LINE
         /* a planted bug (tests/crashcheck): the instruction misses, the report is right */

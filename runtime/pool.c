@@ -237,7 +237,7 @@ cairn_pool *cairn_pool_create(const char *path, const char *layout, size_t size)
     pool->hdr = h;
     pool->size = size;
     pool->state = (struct pool_state){ .seq = 0, .size = size };
-    cairn__flush_range(pool, h, sizeof *h);
+    if (!CAIRN_MUTATED(HEADER_FLUSH)) cairn__flush_range(pool, h, sizeof *h);
     cairn__state_write(pool);            /* state A, seq 1 ... */
     cairn__state_write(pool);            /* ... and B, so both copies are valid */
     if (cairn__heap_init(pool)) goto fail;

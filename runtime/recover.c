@@ -312,7 +312,7 @@ void cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t 
         assert((r->kind_off >> 8) < pool->size && r->len <= pool->size - (r->kind_off >> 8));
         char *dst = pool->base + (r->kind_off >> 8);
         memmove(dst, r + 1, r->len);
-        cairn__flush_range(pool, dst, r->len);
+        if (!CAIRN_MUTATED(UNDO_FLUSH)) cairn__flush_range(pool, dst, r->len);
     }
 }
 
@@ -350,12 +350,14 @@ int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
             abort();
         }
         cairn__undo_apply(pool, v, n);
-        cairn__ofence_pool(pool);                 /* restored data before retiring */
+        if (!CAIRN_MUTATED(RECOVER_OFENCE) && !CAIRN_MUTATED(RECOVER_OFENCE_MOVED))
+            cairn__ofence_pool(pool);             /* restored data before retiring */
         struct lane_hdr *lh = (void *)(pool->base + pool->hdr->lanes_off +
                                        (uint64_t)lane * pool->hdr->lane_size);
         atomic_store(&lh->gen, atomic_load(&lh->gen) + 1);
-        cairn__flush_range(pool, lh, 8);
-        cairn__dfence_pool(pool);
+        if (!CAIRN_MUTATED(RECOVER_GEN_FLUSH)) cairn__flush_range(pool, lh, 8);
+        if (CAIRN_MUTATED(RECOVER_OFENCE_MOVED)) cairn__ofence_pool(pool);
+        if (!CAIRN_MUTATED(RECOVER_DFENCE)) cairn__dfence_pool(pool);
         /* (3): the lane is retired: another recovery rolls nothing back */
         assert(cairn__lane_scan(pool, lane, NULL, NULL, false, NULL, why, sizeof why) == 0);
         *records += (uint64_t)n;

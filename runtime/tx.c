@@ -289,12 +289,19 @@ static inline void emit_rec(uint64_t kind_off, uint64_t len, const void *data, u
         __m128i x1 = _mm_set_epi64x((long long)sum, (long long)len);
         __m128i x2 = _mm_set_epi64x(0, (long long)v);
         __m128i *d = (__m128i *)line, *t = (__m128i *)T.tail;
-        _mm_stream_si128(d, x0);
-        _mm_stream_si128(d + 1, x1);
-        _mm_stream_si128(d + 2, x2);
-        _mm_stream_si128(d + 3, _mm_setzero_si128());
-        cairn__tstats.flushes++;
-        if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_NT, T.pool, line);
+        if (CAIRN_MUTATED(TX_FIRST_REC_NT)) {
+            _mm_store_si128(d, x0);
+            _mm_store_si128(d + 1, x1);
+            _mm_store_si128(d + 2, x2);
+            _mm_store_si128(d + 3, _mm_setzero_si128());
+        } else {
+            _mm_stream_si128(d, x0);
+            _mm_stream_si128(d + 1, x1);
+            _mm_stream_si128(d + 2, x2);
+            _mm_stream_si128(d + 3, _mm_setzero_si128());
+            cairn__tstats.flushes++;
+            if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_NT, T.pool, line);
+        }
         _mm_store_si128(t, x0);                /* the tail line's image, for later */
         _mm_store_si128(t + 1, x1);            /* records and the commit mark */
         _mm_store_si128(t + 2, x2);
@@ -307,7 +314,8 @@ static inline void emit_rec(uint64_t kind_off, uint64_t len, const void *data, u
     if (dlen == 8) memcpy(r + 1, data, 8);             /* one move */
     else if (dlen) memcpy(r + 1, data, dlen);          /* padding after it is zero */
     r->checksum = cairn__rec_checksum(T.gen, kind_off, len, r + 1, dlen);
-    cairn__pm_write_line_fast(T.pool, line, T.tail);
+    if (CAIRN_MUTATED(TX_REC_LINE_NT)) memcpy(line, T.tail, 64);
+    else cairn__pm_write_line_fast(T.pool, line, T.tail);
     T.blk_used += rec_bytes;
 }
 
@@ -333,7 +341,8 @@ static void emit_rec_lines(char *p, uint64_t kind_off, uint64_t len, const void 
     r->len = len;
     if (dlen) memcpy(r + 1, data, dlen);
     r->checksum = cairn__rec_checksum(T.gen, kind_off, len, r + 1, dlen);
-    cairn__pm_write_lines(T.pool, (void *)line, img, nbytes / 64);
+    if (CAIRN_MUTATED(TX_REC_LINES_NT)) memcpy((void *)line, img, nbytes);
+    else cairn__pm_write_lines(T.pool, (void *)line, img, nbytes / 64);
     memcpy(T.tail, img + nbytes - 64, 64);
     if (used % 64 == 0) memset(T.tail, 0, 64);
     if ((char *)line == (char *)T.lh) memcpy(T.line0, img, 64);
@@ -407,7 +416,8 @@ static void add_range(uintptr_t lo, uintptr_t hi)
     assert(T.nrecs > nrecs_before);    /* (1): a record for every byte not yet covered */
     struct range rr = { lo, hi };
     if (vpush(&T.recs, &rr, sizeof rr)) tx_fatal("out of memory tracking logged ranges");
-    cairn__fence_fast(T.pool, false);  /* invariant (1): record before the store */
+    if (!CAIRN_MUTATED(TX_LOG_FENCE))
+        cairn__fence_fast(T.pool, false);  /* invariant (1): record before the store */
     mark_protected(lo, hi);
     T.flush_needed = true;
 }
@@ -594,14 +604,17 @@ bool cairn__tx_in(cairn_pool *pool) { return T.depth > 0 && T.pool == pool; }
 static void flush_written(void)
 {
     cairn_pool *pool = T.pool;
-    for (size_t u = 0; u < T.lcount; u++)
+    for (size_t u = 0; u < T.lcount && !CAIRN_MUTATED(TX_FLUSH_LINES); u++)
         cairn__flush_line_fast(pool, (void *)(T.lkey[T.lused[u]] << 6));
     struct range *r = T.big.v;
-    for (size_t i = 0; i < T.big.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
+    for (size_t i = 0; i < T.big.n && !CAIRN_MUTATED(TX_FLUSH_BIG); i++)
+        cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
     r = T.clob.v;
-    for (size_t i = 0; i < T.clob.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
+    for (size_t i = 0; i < T.clob.n && !CAIRN_MUTATED(TX_FLUSH_CLOB); i++)
+        cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
     r = T.fresh.v;
-    for (size_t i = 0; i < T.fresh.n; i++) cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
+    for (size_t i = 0; i < T.fresh.n && !CAIRN_MUTATED(TX_FLUSH_FRESH); i++)
+        cairn__flush_range(pool, (void *)r[i].lo, r[i].hi - r[i].lo);
 }
 
 static void retire_log(void)
@@ -621,17 +634,22 @@ static void retire_log(void)
         __m128i *d = (__m128i *)T.lh;
         __m128i x0 = _mm_castpd_si128(_mm_move_sd(_mm_castsi128_pd(_mm_load_si128(s)),
                                                   _mm_castsi128_pd(_mm_cvtsi64_si128((long long)g))));
-        _mm_stream_si128(d, x0);
-        _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
-        _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
-        _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
-        cairn__tstats.flushes++;
-        if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_NT, T.pool, d);
+        if (CAIRN_MUTATED(TX_MARK_NT)) {
+            _mm_store_si128(d, x0);
+        } else {
+            _mm_stream_si128(d, x0);
+            _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
+            _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
+            _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
+            cairn__tstats.flushes++;
+            if (cairn__persist_observed()) cairn__persist_report(CAIRN_REPORT_NT, T.pool, d);
+        }
     } else {
         memcpy(l0, &g, 8);
-        cairn__pm_write_lines(T.pool, T.lh, l0, 1);
+        if (CAIRN_MUTATED(TX_MARK_LINES)) memcpy(T.lh, l0, 64);
+        else cairn__pm_write_lines(T.pool, T.lh, l0, 1);
     }
-    cairn__fence_fast(T.pool, true);
+    if (!CAIRN_MUTATED(TX_MARK_DFENCE)) cairn__fence_fast(T.pool, true);
     T.pool->lanes.vol[T.lane].gen1 = g + 1;
 }
 
@@ -664,9 +682,11 @@ int cairn_tx_commit(void)
     if (T.flush_needed || T.clob.n) {
         flush_written();
         if (T.nrecs) {
-            cairn__fence_fast(T.pool, false);   /* invariant (2): data before the mark */
+            if (!CAIRN_MUTATED(TX_DATA_FENCE) && !CAIRN_MUTATED(TX_DATA_FENCE_MOVED))
+                cairn__fence_fast(T.pool, false);   /* invariant (2): data before the mark */
             retire_log();
-        } else {
+            if (CAIRN_MUTATED(TX_DATA_FENCE_MOVED)) cairn__fence_fast(T.pool, false);
+        } else if (!CAIRN_MUTATED(TX_NOLOG_DFENCE)) {
             cairn__dfence_pool(T.pool);
         }
     }
@@ -700,7 +720,8 @@ void cairn_tx_abort(void)
                              "transaction back at the next open", pool->path, T.lane, n,
                              T.nrecs, why[0] ? why : "out of memory, or the log was overwritten");
         cairn__undo_apply(pool, v, T.nrecs);
-        cairn__ofence_pool(pool);           /* restored data before retiring the log */
+        if (!CAIRN_MUTATED(TX_ABORT_OFENCE))
+            cairn__ofence_pool(pool);       /* restored data before retiring the log */
         retire_log();
     }
     struct talloc *a = T.allocs.v;
