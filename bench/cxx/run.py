@@ -3,8 +3,10 @@
 programs: the Boost harness (Boost.Intrusive containers in a pool) and KNN
 over Armadillo matrices on the iris data set.
 
-    bench/cxx/run.py boost [--rounds N] [--records N] [--ops N] [--json FILE]
-    bench/cxx/run.py knn   [--rounds N] [--json FILE]
+    .venv/bin/python bench/cxx/run.py boost [--rounds N] [--records N] [--ops N] [--json FILE]
+    .venv/bin/python bench/cxx/run.py knn   [--rounds N] [--json FILE]
+
+(the venv's python: it takes its argument types from the cairn package)
 
 Each builds three programs: the original by clang++ -O2 (volatile), the
 original by cairn-c++ -O2 (volatile data, instrumented code) and the port
@@ -26,17 +28,12 @@ import sys
 import tempfile
 import time
 
+from cairn.argtypes import positive_int
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STRUCTURES = ["ll", "hash", "rbtree", "avltree", "splay", "sg"]
 GOAL = 1.5   # issue 17: PM <= 1.5x the volatile build on average
-
-
-def positive(text):
-    v = int(text)
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text}: give a whole number above 0")
-    return v
 
 
 def changed_lines(a, b):
@@ -118,10 +115,10 @@ def measure(name, builds, runs, env, rounds, pool):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("what", choices=["boost", "knn"])
-    p.add_argument("--rounds", type=positive, default=7)
-    p.add_argument("--records", type=positive, default=10000, help="boost: records loaded")
-    p.add_argument("--ops", type=positive, default=100000, help="boost: operations")
-    p.add_argument("--repeat", type=positive, default=200, help="knn: computations per run")
+    p.add_argument("--rounds", type=positive_int, default=7)
+    p.add_argument("--records", type=positive_int, default=10000, help="boost: records loaded")
+    p.add_argument("--ops", type=positive_int, default=100000, help="boost: operations")
+    p.add_argument("--repeat", type=positive_int, default=200, help="knn: computations per run")
     p.add_argument("--only", help="boost: comma-separated structures (default: all)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--build", default=os.environ.get("CAIRN_BUILD", os.path.join(ROOT, "build")))
