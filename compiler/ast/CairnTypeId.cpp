@@ -157,7 +157,10 @@ public:
 
   bool VisitCallExpr(CallExpr *call) {
     const FunctionDecl *callee = call->getDirectCallee();
-    if (callee && callee->getName() == "cairn__type_id_basic" && warnBasic_)
+    // getIdentifier: a C++ callee may be an operator or a constructor, whose
+    // name is no identifier (getName() asserts on it)
+    if (callee && callee->getIdentifier() &&
+        callee->getIdentifier()->getName() == "cairn__type_id_basic" && warnBasic_)
       diags_.Report(call->getBeginLoc(), warnBasic_);
     return true;
   }
