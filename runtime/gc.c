@@ -183,6 +183,10 @@ oom:
 
 static void snapshot_drop(cairn_pool *pool)
 {
+    /* under the heap lock: on the background thread, program threads turn
+     * free chunks into runs (ck_kind, ck_run) while this walks the table
+     * (a race TSan found through the pool fuzzer's replay) */
+    pthread_mutex_lock(&pool->heap.lock);
     for (uint64_t g = 0; g < pool->gc.nchunks; g++) {
         if (pool->gc.old[g] && pool->heap.ck_kind[g] == CK_RUN) {
             free(pool->heap.ck_run[g]->gcmark);
@@ -190,6 +194,7 @@ static void snapshot_drop(cairn_pool *pool)
         }
         pool->heap.ck_mark[g] = 0;
     }
+    pthread_mutex_unlock(&pool->heap.lock);
     free(pool->gc.old);
     pool->gc.old = NULL;
     free(pool->gc.deferred);
