@@ -65,6 +65,45 @@ static int rec_at(const struct lwalk *w, uint64_t gen, uint64_t pos, const struc
     return 0;
 }
 
+/* The first position from pos on (8 bytes apart, up to the last one with
+ * room for a record header) whose first word's low byte names a record
+ * kind: rec_at refuses every other position before reading more, so the
+ * search for a valid record tests only these. Words are read a cache line
+ * at a time; a line with no candidate is skipped whole. Returns a position
+ * past the room (> cap - header) when there is none. */
+static uint64_t next_candidate(const struct lwalk *w, uint64_t pos)
+{
+    const uint64_t hdr = sizeof(struct log_rec);
+    if (w->cap < hdr) return w->cap + 1;
+    const uint64_t last = w->cap - hdr;
+    const unsigned char *b = (const unsigned char *)w->blk;
+    while (pos <= last) {
+        if (pos % 64 == 0 && last - pos >= 64) {
+            uint64_t x[8], any = 0, hit = 0;
+            memcpy(x, b + pos, sizeof x);
+            for (int i = 0; i < 8; i++) any |= x[i];
+            if (!any) {                      /* a zero line: the common case */
+                pos += 64;
+                continue;
+            }
+            for (int i = 0; i < 8; i++) {
+                uint64_t k = x[i] & 0xff;
+                hit |= (uint64_t)(k == REC_UNDO || k == REC_JUMP) << i;
+            }
+            if (!hit) {
+                pos += 64;
+                continue;
+            }
+            return pos + 8 * (uint64_t)__builtin_ctzll(hit);
+        }
+        uint64_t x;
+        memcpy(&x, b + pos, sizeof x);
+        if ((x & 0xff) == REC_UNDO || (x & 0xff) == REC_JUMP) return pos;
+        pos += 8;
+    }
+    return pos;
+}
+
 /* Continue w in the block a valid JUMP names; -1 (why) if it is outside the heap. */
 static int take_jump(struct lwalk *w, uint64_t off, uint64_t len, char *why, size_t whylen)
 {
@@ -196,8 +235,9 @@ static int log_damaged(const struct lwalk *p, const char *area, char *why, size_
             /* search this block for the next valid record */
             prev = NULL;
             if (w.cap < w.used || w.cap - w.used < CAIRN_LOG_ROOM_MIN) return found;
-            uint64_t pos = w.used + 8;
-            while (pos <= w.cap && w.cap - pos >= sizeof *v && !rec_at(&w, p->gen, pos, &v)) pos += 8;
+            uint64_t pos = next_candidate(&w, w.used + 8);
+            while (pos <= w.cap && w.cap - pos >= sizeof *v && !rec_at(&w, p->gen, pos, &v))
+                pos = next_candidate(&w, pos + 8);
             if (pos > w.cap || w.cap - pos < sizeof *v) return found;
             found = 2;
             w.used = pos;

@@ -413,6 +413,48 @@ static void torn_record_inside_one_append_recovers(void)
     unlink(img);
 }
 
+/* The search past a torn record finds a valid one wherever it lies: the
+ * lane's records after the first zeroed, and one intact record of the
+ * transaction copied back at each 8-byte distance from the first (every
+ * position within a cache line, and the last one the lane has room for).
+ * A valid record after an invalid one at a distance that is no multiple of
+ * a full record proves damage: every such image is refused. */
+static void record_found_at_every_distance(void)
+{
+    const char *img = t_path("farimg"), *path = t_path("far");
+    crashed_image(img, 0);
+    int fd;
+    size_t len;
+    char *m = map_file(img, &fd, &len);
+    walk_log(m);
+    const struct pool_hdr *h = (const void *)m;
+    uint64_t lane_size = h->lane_size;
+    unmap_file(m, len, fd);
+    REQUIRE(nrecs > 3 && recs[1].kind == REC_UNDO && recs[1].len == 8);
+    const uint64_t p0 = recs[0].at, rec = sizeof(struct log_rec) + 8;
+    const uint64_t lane_end = lane_at + lane_size;
+    uint64_t ds[48];
+    int nd = 0;
+    for (uint64_t d = 8; d <= 8 * 40; d += 8) ds[nd++] = d;
+    ds[nd++] = lane_end - rec - p0;                 /* the last position with room */
+    ds[nd++] = lane_end - rec - p0 - 8;
+    for (int i = 0; i < nd; i++) {
+        copy_file(img, path);
+        m = map_file(path, &fd, &len);
+        char keep[64];
+        memcpy(keep, m + recs[1].at, rec);
+        memset(m + p0, 0, lane_end - p0);
+        memcpy(m + p0 + ds[i], keep, rec);
+        unmap_file(m, len, fd);
+        char what[64];
+        snprintf(what, sizeof what, "intact record %llu bytes past a zeroed one",
+                 (unsigned long long)ds[i]);
+        expect_refused(path, what, "damaged");
+    }
+    unlink(path);
+    unlink(img);
+}
+
 int main(void)
 {
     SGOOD = strdup(t_path("sgood"));
@@ -423,6 +465,7 @@ int main(void)
     RUN(torn_state_copy_in_dirty_pool_recovers);
     RUN(undo_log_damage_is_refused);
     RUN(torn_record_inside_one_append_recovers);
+    RUN(record_found_at_every_distance);
     unlink(SGOOD);
     unlink(LGOOD);
     DONE();
