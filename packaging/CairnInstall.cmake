@@ -48,6 +48,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/cairn.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(TARGETS cairn-pool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 install(TARGETS cairn-crashcheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
+install(TARGETS cairn-readtrack LIBRARY DESTINATION ${CAIRN_PRIVATE_LIBDIR} COMPONENT dev)
+file(RELATIVE_PATH _rt_from_bin ${CMAKE_INSTALL_FULL_BINDIR}
+     ${CMAKE_INSTALL_PREFIX}/${CAIRN_PRIVATE_LIBDIR})
+target_compile_definitions(cairn-crashcheck PRIVATE CAIRN_READTRACK_FROM_BINDIR="${_rt_from_bin}")
 
 # --- cairn-cc and its parts (found relative to bin/cairn-cc) ---------------
 if(TARGET cairn-cc)

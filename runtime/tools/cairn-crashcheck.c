@@ -47,7 +47,12 @@ static struct {
     const char *json, *keep, *workdir;
     unsigned jobs, nested_every;
     bool quiet;
+    enum { PRUNE_AUTO, PRUNE_ALWAYS, PRUNE_NEVER } prune;
 } opt = { .max_states = 4096, .seed = 1, .jobs = 1, .nested_every = 64 };
+
+/* the read tracker (readtrack.c) and the pool check it runs under for the
+ * built-in check; empty when not found (no pruning then) */
+static char readtrack_lib[4096], pool_tool[4096];
 
 static void die2(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die2(const char *fmt, ...)
@@ -69,10 +74,10 @@ static double now_s(void)
 }
 
 /* ---- the checker: forked once, forks a child per state ---- */
-struct req { uint64_t state; uint32_t nested; uint32_t pad; };
+struct req { uint64_t state; uint32_t nested; uint32_t track; };
 struct rsp { int32_t status; };
 
-static char media_path[4096], copy_path[4096], log_path[4096];
+static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096];
 
 static int copy_file(const char *from, const char *to)
 {
@@ -184,6 +189,29 @@ static int nested_check(uint32_t k)
     return 0;
 }
 
+/* The check on a copy of the image with the read tracker preloaded: the
+ * user's command, or `cairn-pool check` standing for the built-in check
+ * (the same cairn__check_file). The lines it touches go to reads_path. */
+static int tracked_check(void)
+{
+    if (copy_file(media_path, copy_path)) return 125;
+    const char *pre = getenv("LD_PRELOAD");
+    char *both = malloc(strlen(readtrack_lib) + (pre ? strlen(pre) : 0) + 2);
+    if (!both) return 125;
+    sprintf(both, "%s%s%s", readtrack_lib, pre && *pre ? " " : "", pre && *pre ? pre : "");
+    setenv("LD_PRELOAD", both, 1);
+    setenv("CAIRN_READTRACK_FILE", copy_path, 1);
+    setenv("CAIRN_READTRACK_PAGES", pages_path, 1);
+    setenv("CAIRN_READTRACK_OUT", reads_path, 1);
+    /* the background collector's thread blocks signals: a fault there
+     * cannot be tracked, so the mark and sweep run in the opening thread */
+    setenv("CAIRN_GC_SYNC", "1", 1);
+    if (opt.check) return user_check(copy_path);
+    execl(pool_tool, "cairn-pool", "check", copy_path, (char *)NULL);
+    fprintf(stderr, "cannot run %s: %s\n", pool_tool, strerror(errno));
+    return 125;
+}
+
 static int run_one(const struct req *q)
 {
     int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -192,6 +220,7 @@ static int run_one(const struct req *q)
         dup2(log, 2);
         close(log);
     }
+    if (q->track) return tracked_check();
     if (opt.check) {
         if (copy_file(media_path, copy_path)) return 125;
         return user_check(copy_path);
@@ -235,9 +264,9 @@ static void checker_start(void)
     from_checker = b[0];
 }
 
-static int check_state(uint64_t state, uint32_t nested)
+static int check_state(uint64_t state, uint32_t nested, uint32_t track)
 {
-    struct req q = { state, nested, 0 };
+    struct req q = { state, nested, track };
     struct rsp r;
     if (write(to_checker, &q, sizeof q) != (ssize_t)sizeof q ||
         read(from_checker, &r, sizeof r) != (ssize_t)sizeof r)
@@ -255,12 +284,14 @@ static void checker_stop(void)
 
 /* ---- exploration ---- */
 struct version { unsigned char bytes[CM_LINE]; uint64_t hash; struct cm_variant v; };
-struct inplay { struct cm_line *l; struct version *ver; uint32_t nver; };
+struct inplay { struct cm_line *l; struct version *ver; uint32_t nver, full; };
 
 static struct {
     const struct ct_trace *t;
     unsigned worker;
     uint64_t points, states, failed, dedup;
+    uint64_t exhaustive, pruned_points, pruned_lines;   /* crash points: all states built; pruned */
+    FILE *json_points;
     uint64_t point;                  /* the crash point being explored (0, 1, ... over the run) */
     double skipped;
     uint64_t max_lines;
@@ -498,7 +529,7 @@ static void try_state(struct cm_model *m, const struct ct_rec *at, enum ct_point
     X.states++;
     uint32_t nested = opt.nested_every && !opt.check && X.states % opt.nested_every == 0
                           ? (uint32_t)(1 + rnd() % 8) : 0;
-    int st = check_state(X.states, nested);
+    int st = check_state(X.states, nested, 0);
     if (st) report_failure(m, at, kind, L, nl, choice, st);
     for (size_t i = 0; i < nl; i++)
         if (choice[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
@@ -512,6 +543,83 @@ static void progress(bool last)
     fprintf(stderr, "crashcheck: %llu crash points, %llu states checked, %llu failed (%.0f states/s)%s\n",
             (unsigned long long)X.points, (unsigned long long)X.states, (unsigned long long)X.failed,
             X.states / (t - X.t0 > 1e-9 ? t - X.t0 : 1e-9), last ? "" : "...");
+}
+
+/* ---- pruning: the lines the check reads ---- */
+
+/* Parse what the tracked check wrote (readtrack.c): line numbers, and per
+ * process that touched the image a start and a done mark. 0 when every
+ * process that touched it finished and reported; the lines set in rd. */
+#define RT_MARK  0x8000000000000000ull
+#define RT_DONE  0x4000000000000000ull
+static int read_tracked(struct inplay *L, size_t nl, bool *rd)
+{
+    FILE *f = fopen(reads_path, "r");
+    if (!f) return -1;
+    uint64_t w, started[64], done[64];
+    size_t ns = 0, nd = 0;
+    bool overflow = false;
+    while (fread(&w, sizeof w, 1, f) == 1) {
+        if (w & RT_MARK) {
+            uint64_t pid = w & ~(RT_MARK | RT_DONE);
+            if (w & RT_DONE) { if (nd < 64) done[nd++] = pid; else overflow = true; }
+            else if (ns < 64) started[ns++] = pid;
+            else overflow = true;
+            continue;
+        }
+        for (size_t i = 0; i < nl; i++)
+            if (L[i].l->idx == w) rd[i] = true;
+    }
+    fclose(f);
+    if (!ns || overflow) return -1;
+    for (size_t i = 0; i < ns; i++) {
+        bool ok = false;
+        for (size_t j = 0; j < nd && !ok; j++) ok = done[j] == started[i];
+        if (!ok) return -1;
+    }
+    return 0;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Which lines in play the check reads, on the image with every line at its
+ * last version and on the durable image (the check run once on each with
+ * the tracker); the header page always counts as read. -1 when a run
+ * could not be tracked (the caller then keeps every line). */
+static int track_reads(struct cm_model *m, struct inplay *L, size_t nl, bool *rd)
+{
+    uint64_t *pg = malloc(nl * sizeof *pg);
+    FILE *pf = pg ? fopen(pages_path, "w") : NULL;
+    if (!pf) {
+        free(pg);
+        return -1;
+    }
+    for (size_t i = 0; i < nl; i++) pg[i] = L[i].l->idx * CM_LINE & ~(uint64_t)4095;
+    qsort(pg, nl, sizeof *pg, by_u64);
+    for (size_t i = 0; i < nl; i++)
+        if (!i || pg[i] != pg[i - 1]) fwrite(&pg[i], sizeof pg[i], 1, pf);
+    fclose(pf);
+    free(pg);
+    int rc = 0;
+    for (int run = 0; run < 2 && !rc; run++) {
+        if (run == 0)
+            for (size_t i = 0; i < nl; i++)
+                memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[L[i].full].bytes, CM_LINE);
+        unlink(reads_path);
+        check_state(0, 0, 1);
+        if (run == 0)
+            for (size_t i = 0; i < nl; i++)
+                memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
+        rc = read_tracked(L, nl, rd);
+    }
+    unlink(reads_path);
+    for (size_t i = 0; i < nl; i++)
+        if (L[i].l->idx * CM_LINE < 4096) rd[i] = true;
+    return rc;
 }
 
 static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum ct_point kind,
@@ -541,12 +649,18 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
         size_t nv = cm_line_variants(l, vv, vcap);
         struct version *ver = malloc(nv * sizeof *ver);
         if (!ver) die2("out of memory");
-        uint32_t k = 0;
+        uint32_t k = 0, full = 0;
         for (size_t j = 0; j < nv; j++) {
             cm_line_apply(m, l, &vv[j], ver[k].bytes);
+            bool all = vv[j].prefix == l->n && vv[j].skip_lo >= vv[j].skip_hi;
             bool dup = false;
-            for (uint32_t q = 0; q < k && !dup; q++) dup = !memcmp(ver[q].bytes, ver[k].bytes, CM_LINE);
+            for (uint32_t q = 0; q < k && !dup; q++)
+                if (!memcmp(ver[q].bytes, ver[k].bytes, CM_LINE)) {
+                    dup = true;
+                    if (all) full = q;
+                }
             if (dup) continue;
+            if (all) full = k;
             ver[k].hash = cm_line_hash(l->idx, ver[k].bytes);
             ver[k].v = vv[j];
             k++;
@@ -555,41 +669,69 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
             free(ver);
             continue;
         }
-        L[nl++] = (struct inplay){ l, ver, k };
+        L[nl++] = (struct inplay){ l, ver, k, full };
         total *= k;
     }
     free(vv);
     if (nl > X.max_lines) X.max_lines = nl;
+    /* pruning: only the lines the check reads are enumerated; the others
+     * stay at their last version (docs/crashcheck.md, "Pruning") */
+    size_t nvar = nl;
+    bool pruned = false;
+    if (nl && readtrack_lib[0] &&
+        (opt.prune == PRUNE_ALWAYS || (opt.prune == PRUNE_AUTO && total > (double)opt.max_states))) {
+        bool *rd = calloc(nl, sizeof *rd);
+        if (!rd) die2("out of memory");
+        if (track_reads(m, L, nl, rd) == 0) {
+            struct inplay *R = malloc(nl * sizeof *R);
+            if (!R) die2("out of memory");
+            size_t a = 0, b = nl;
+            total = 1;
+            for (size_t i = 0; i < nl; i++) {
+                if (rd[i]) { R[a++] = L[i]; total *= L[i].nver; }
+                else R[--b] = L[i];
+            }
+            memcpy(L, R, nl * sizeof *L);
+            free(R);
+            nvar = a;
+            pruned = true;
+            X.pruned_points++;
+            X.pruned_lines += nl - nvar;
+        }
+        free(rd);
+    }
     uint32_t *c = calloc(nl + 1, sizeof *c);
     if (!c) die2("out of memory");
+    for (size_t i = nvar; i < nl; i++) c[i] = L[i].full;
     uint64_t tried = 0;
-    if (total <= (double)opt.max_states) {                   /* every state */
+    bool exhaustive = total <= (double)opt.max_states;
+    if (exhaustive) {                                        /* every state */
         for (;;) {
             try_state(m, at, kind, L, nl, c);
             tried++;
             size_t i = 0;
-            while (i < nl && ++c[i] == L[i].nver) c[i++] = 0;
-            if (i == nl) break;
+            while (i < nvar && ++c[i] == L[i].nver) c[i++] = 0;
+            if (i == nvar) break;
         }
     } else {
         /* systematic: nothing, everything, lines in order and in reverse,
          * each line alone at each of its versions; then seeded samples */
-#define RESET() memset(c, 0, nl * sizeof *c)
+#define RESET() memset(c, 0, nvar * sizeof *c)
         RESET();
         try_state(m, at, kind, L, nl, c);
-        for (size_t i = 0; i < nl; i++) c[i] = L[i].nver - 1;
+        for (size_t i = 0; i < nvar; i++) c[i] = L[i].nver - 1;
         try_state(m, at, kind, L, nl, c);
         tried = 2;
-        for (size_t j = 1; j < nl && tried < opt.max_states; j++) {
+        for (size_t j = 1; j < nvar && tried < opt.max_states; j++) {
             RESET();
             for (size_t i = 0; i < j; i++) c[i] = L[i].nver - 1;
             try_state(m, at, kind, L, nl, c);
             RESET();
-            for (size_t i = nl - j; i < nl; i++) c[i] = L[i].nver - 1;
+            for (size_t i = nvar - j; i < nvar; i++) c[i] = L[i].nver - 1;
             try_state(m, at, kind, L, nl, c);
             tried += 2;
         }
-        for (size_t i = 0; i < nl && tried < opt.max_states; i++)
+        for (size_t i = 0; i < nvar && tried < opt.max_states; i++)
             for (uint32_t v = 1; v < L[i].nver && tried < opt.max_states; v++) {
                 RESET();
                 c[i] = v;
@@ -597,12 +739,21 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
                 tried++;
             }
         while (tried < opt.max_states) {
-            for (size_t i = 0; i < nl; i++) c[i] = (uint32_t)(rnd() % L[i].nver);
+            for (size_t i = 0; i < nvar; i++) c[i] = (uint32_t)(rnd() % L[i].nver);
             try_state(m, at, kind, L, nl, c);
             tried++;
         }
 #undef RESET
         X.skipped += total - (double)tried;
+    }
+    if (exhaustive) X.exhaustive++;
+    if (X.json_points) {
+        char rl[32] = "null";
+        if (pruned) snprintf(rl, sizeof rl, "%zu", nvar);
+        fprintf(X.json_points, "{\"point\": %llu, \"kind\": \"%s\", \"seq\": %llu, \"lines\": %zu, "
+                "\"read_lines\": %s, \"combinations\": %.0f, \"exhaustive\": %s}\n",
+                (unsigned long long)point, point_name(kind), (unsigned long long)at->seq, nl, rl,
+                total, exhaustive ? "true" : "false");
     }
     for (size_t i = 0; i < nl; i++) free(L[i].ver);
     free(L);
@@ -612,10 +763,34 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
 }
 
 /* ---- main ---- */
+/* the tracker next to this program (build tree) or where the package puts it */
+static void find_readtrack(void)
+{
+    char self[2048];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash) return;
+    *slash = 0;
+    snprintf(pool_tool, sizeof pool_tool, "%s/cairn-pool", self);
+    snprintf(readtrack_lib, sizeof readtrack_lib, "%s/libcairn-readtrack.so", self);
+#ifdef CAIRN_READTRACK_FROM_BINDIR
+    if (access(readtrack_lib, R_OK))
+        snprintf(readtrack_lib, sizeof readtrack_lib, "%s/%s/libcairn-readtrack.so", self,
+                 CAIRN_READTRACK_FROM_BINDIR);
+#endif
+    if (access(readtrack_lib, R_OK) || (!opt.check && access(pool_tool, X_OK))) readtrack_lib[0] = 0;
+    if (!readtrack_lib[0] && opt.prune == PRUNE_ALWAYS)
+        die2("--prune always: the read tracker libcairn-readtrack.so (or cairn-pool) is not "
+             "installed next to %s; reinstall cairn", self);
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: cairn-crashcheck [--check CMD] [--every fence|store] [--max-states N] [--seed S]\n"
-          "         [--jobs N] [--nested-every N] [--json FILE] [--keep DIR] [--workdir DIR] [--quiet]\n"
+          "         [--jobs N] [--nested-every N] [--prune auto|always|never] [--json FILE]\n"
+          "         [--keep DIR] [--workdir DIR] [--quiet]\n"
           "         TRACE IMAGES_DIR\n"
           "TRACE and IMAGES_DIR come from running the program with CAIRN_TRACE=TRACE and\n"
           "CAIRN_TRACE_IMAGES=IMAGES_DIR (`cairn crashcheck -- PROG ARGS` does it for you).\n", f);
@@ -631,7 +806,7 @@ static uint64_t num(const char *s, const char *what, uint64_t least)
     return v;
 }
 
-struct totals { uint64_t points, states, failed, dedup, max_lines; double skipped; };
+struct totals { uint64_t points, states, failed, dedup, max_lines, exhaustive, pruned_points, pruned_lines; double skipped; };
 
 static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint64_t size,
                                 const char *image, unsigned worker)
@@ -641,6 +816,8 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
     snprintf(media_path, sizeof media_path, "%s/media-%u.pool", opt.workdir, worker);
     snprintf(copy_path, sizeof copy_path, "%s/copy-%u.pool", opt.workdir, worker);
     snprintf(log_path, sizeof log_path, "%s/check-%u.log", opt.workdir, worker);
+    snprintf(pages_path, sizeof pages_path, "%s/pages-%u.bin", opt.workdir, worker);
+    snprintf(reads_path, sizeof reads_path, "%s/reads-%u.bin", opt.workdir, worker);
     if (copy_file(image, media_path)) die2("cannot copy %s to %s: %s", image, media_path, strerror(errno));
     int fd = open(media_path, O_RDWR | O_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)size)) die2("cannot size %s: %s", media_path, strerror(errno));
@@ -649,7 +826,7 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
     if (media == MAP_FAILED) die2("cannot map %s: %s", media_path, strerror(errno));
     checker_start();
     if (worker == 0) {
-        int st = check_state(0, 0);
+        int st = check_state(0, 0, 0);
         if (st) {
             FILE *lg = fopen(log_path, "r");
             char line[1024];
@@ -663,6 +840,8 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
         char p[4200];
         snprintf(p, sizeof p, "%s/failures-%u.json", opt.workdir, worker);
         X.json_failures = fopen(p, "w");
+        snprintf(p, sizeof p, "%s/points-%u.json", opt.workdir, worker);
+        X.json_points = fopen(p, "w");
     }
     struct cm_model m;
     if (cm_init(&m, media, size)) die2("out of memory for a %llu-byte pool", (unsigned long long)size);
@@ -670,9 +849,12 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
     ct_replay(t, &m, pool_id, opt.every_store, at_point, NULL);
     checker_stop();
     if (X.json_failures) fclose(X.json_failures);
+    if (X.json_points) fclose(X.json_points);
+    unlink(pages_path);
     cm_free(&m);
     munmap(media, size);
-    return (struct totals){ X.points, X.states, X.failed, X.dedup, X.max_lines, X.skipped };
+    return (struct totals){ X.points, X.states, X.failed, X.dedup, X.max_lines, X.exhaustive,
+                            X.pruned_points, X.pruned_lines, X.skipped };
 }
 
 int main(int argc, char **argv)
@@ -683,6 +865,7 @@ int main(int argc, char **argv)
         { "jobs", required_argument, 0, 'j' }, { "json", required_argument, 0, 'J' },
         { "keep", required_argument, 0, 'k' }, { "workdir", required_argument, 0, 'w' },
         { "nested-every", required_argument, 0, 'n' }, { "quiet", no_argument, 0, 'q' },
+        { "prune", required_argument, 0, 'p' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -701,6 +884,12 @@ int main(int argc, char **argv)
         case 'w': opt.workdir = optarg; break;
         case 'n': opt.nested_every = (unsigned)num(optarg, "--nested-every", 0); break;
         case 'q': opt.quiet = true; break;
+        case 'p':
+            if (!strcmp(optarg, "auto")) opt.prune = PRUNE_AUTO;
+            else if (!strcmp(optarg, "always")) opt.prune = PRUNE_ALWAYS;
+            else if (!strcmp(optarg, "never")) opt.prune = PRUNE_NEVER;
+            else die2("--prune takes auto, always or never, not %s", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -710,6 +899,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *trace = argv[optind], *images = argv[optind + 1];
+    find_readtrack();
     char why[4200];
     struct ct_trace t;
     if (ct_load(trace, &t, why, sizeof why)) die2("%s", why);
@@ -774,6 +964,9 @@ int main(int argc, char **argv)
             tot.failed += w.failed;
             tot.dedup += w.dedup;
             tot.skipped += w.skipped;
+            tot.exhaustive += w.exhaustive;
+            tot.pruned_points += w.pruned_points;
+            tot.pruned_lines += w.pruned_lines;
             if (w.max_lines > tot.max_lines) tot.max_lines = w.max_lines;
         }
         X.points = tot.points;
@@ -790,15 +983,32 @@ int main(int argc, char **argv)
         fprintf(f, "{\"crash_points\": %llu, \"states\": %llu, \"failed\": %llu, \"duplicates\": %llu, "
                 "\"skipped\": %.0f, \"max_lines_in_play\": %llu, \"seconds\": %.3f, "
                 "\"states_per_second\": %.1f, \"stores_traced\": %s, \"every\": \"%s\", \"seed\": %llu, "
+                "\"exhaustive_points\": %llu, \"pruned_points\": %llu, \"pruned_lines\": %llu, "
                 "\"failures\": [",
                 (unsigned long long)tot.points, (unsigned long long)tot.states,
                 (unsigned long long)tot.failed, (unsigned long long)tot.dedup, tot.skipped,
                 (unsigned long long)tot.max_lines, secs, rate, t.has_stores ? "true" : "false",
-                opt.every_store ? "store" : "fence", (unsigned long long)opt.seed);
+                opt.every_store ? "store" : "fence", (unsigned long long)opt.seed,
+                (unsigned long long)tot.exhaustive, (unsigned long long)tot.pruned_points,
+                (unsigned long long)tot.pruned_lines);
         bool first = true;
         for (unsigned j = 0; j < opt.jobs; j++) {
             char p[4200], line[8192];
             snprintf(p, sizeof p, "%s/failures-%u.json", opt.workdir, j);
+            FILE *in = fopen(p, "r");
+            while (in && fgets(line, sizeof line, in)) {
+                line[strcspn(line, "\n")] = 0;
+                fprintf(f, "%s%s", first ? "" : ", ", line);
+                first = false;
+            }
+            if (in) fclose(in);
+            unlink(p);
+        }
+        fprintf(f, "], \"points\": [");
+        first = true;
+        for (unsigned j = 0; j < opt.jobs; j++) {
+            char p[4200], line[512];
+            snprintf(p, sizeof p, "%s/points-%u.json", opt.workdir, j);
             FILE *in = fopen(p, "r");
             while (in && fgets(line, sizeof line, in)) {
                 line[strcspn(line, "\n")] = 0;
@@ -819,9 +1029,11 @@ int main(int argc, char **argv)
     }
     if (tmpdir[0]) rmdir(tmpdir);
     printf("crashcheck: %llu crash points, %llu states checked, %llu failed, %llu duplicates, "
-           "%.0f skipped, %.0f states/s\n", (unsigned long long)tot.points,
+           "%.0f skipped, %.0f states/s; exhaustive: yes at %llu of %llu crash points "
+           "(%llu pruned to the lines the check reads)\n", (unsigned long long)tot.points,
            (unsigned long long)tot.states, (unsigned long long)tot.failed,
-           (unsigned long long)tot.dedup, tot.skipped, rate);
+           (unsigned long long)tot.dedup, tot.skipped, rate, (unsigned long long)tot.exhaustive,
+           (unsigned long long)tot.points, (unsigned long long)tot.pruned_points);
     ct_free(&t);
     return tot.failed ? 1 : 0;
 }

@@ -49,7 +49,7 @@ def run(args) -> int:
             return 2
         cmd = [tool, "--max-states", str(args.max_states), "--seed", str(args.seed),
                "--jobs", str(args.jobs), "--every", args.every, "--workdir", work,
-               "--nested-every", str(args.nested_every)]
+               "--nested-every", str(args.nested_every), "--prune", args.prune]
         if args.check:
             cmd += ["--check", args.check]
         if args.json:
@@ -88,7 +88,14 @@ def register(sub):
     p.add_argument("--nested-every", type=argtypes.non_negative_int, default=64, metavar="N",
                    help="every Nth state also crashes recovery midway and recovers again "
                         "(built-in check only; 0: never; default 64)")
-    p.add_argument("--json", metavar="FILE", help="write the summary and failures as JSON")
+    p.add_argument("--prune", choices=("auto", "always", "never"), default="auto",
+                   help="enumerate only the lines in play that the check reads (tracked on "
+                        "the crash point's everything-written and durable images): at crash "
+                        "points with more than --max-states states (auto, the default), at "
+                        "every crash point (always), or never")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the summary, failures and per crash point whether it was "
+                        "explored exhaustively as JSON")
     p.add_argument("--keep", metavar="DIR", help="keep the images of failed states in DIR")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("prog", nargs=argparse.REMAINDER, metavar="-- PROG ARGS",
