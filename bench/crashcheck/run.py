@@ -11,7 +11,9 @@
    {pool}'), alternating, --rounds rounds. CPU seconds are the run's and its
    children's (getrusage), steadier than the wall clock on a shared machine.
 2. States per workload: the kvstore example, two cairn-cc --trace compiler
-   test programs, the runtime's own loop (cairn-trace-cost), many_lines.
+   test programs, the runtime's own loop (cairn-trace-cost), many_lines,
+   unlinked_lines (a fence whose lines nothing reads: pruned); with how many
+   crash points were explored exhaustively and how many were pruned.
 3. The seeded bug corpus: failed states of each bug and of its twin.
 """
 import argparse
@@ -108,6 +110,7 @@ def workloads(work):
     lst = cc(progs / "list.c", Path(work) / "list", "-O2", compiler="cairn-cc")
     txc = cc(progs / "tx_cycle.c", Path(work) / "tx_cycle", "-O2", compiler="cairn-cc")
     many = cc(ROOT / "tests" / "crashcheck" / "many_lines.c", Path(work) / "many12", "-DLINES=12")
+    unl = cc(ROOT / "tests" / "crashcheck" / "unlinked_lines.c", Path(work) / "unlinked")
     runs = [
         ("kvstore example, 30 operations (64 MiB pool)", [kv, "run", "POOL", "30"], []),
         ("kvstore example, 5 operations, its verify as the check", [kv, "run", "POOL", "5"],
@@ -117,13 +120,16 @@ def workloads(work):
         ("cairn-trace-cost, 6 iterations (the runtime's own loop)",
          [BUILD / "bench" / "cairn-trace-cost", "POOL", "6"], []),
         ("many_lines.c, 12 lines at one fence", [many, "run", "POOL"], ["--nested-every", "0"]),
+        ("unlinked_lines.c, 16 unread lines at one fence, its check", [unl, "run", "POOL"],
+         ["--check", f"{unl} check {{pool}}"]),
     ]
     out = []
     for name, args, opts in runs:
         j, cpu = crashcheck(work, args, *opts)
         out.append({"workload": name, "crash_points": j["crash_points"], "states": j["states"],
                     "duplicates": j["duplicates"], "skipped": j["skipped"], "failed": j["failed"],
-                    "cpu_s": cpu})
+                    "exhaustive_points": j["exhaustive_points"], "pruned_points": j["pruned_points"],
+                    "max_lines_in_play": j["max_lines_in_play"], "cpu_s": cpu})
     return out
 
 
