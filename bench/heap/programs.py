@@ -27,8 +27,11 @@ source code); the JSON corpus describes each of its text files (name,
 size, mode, lines) as one array. --scale X makes both X times as large (repeated
 or cut; default 1: a few seconds per program on this machine).
 
-Each round runs both builds of a task, the order alternating; a task's
-ratio cairn/clang is the median of the per-round ratios, with min-max.
+Each round runs both builds of a task, the order alternating. A run is
+timed by the CPU seconds (user + system) the program used, from wait4: on a
+machine shared with other jobs wall-clock time mostly measures the
+scheduler (the wall-clock figures are kept beside it). A task's ratio
+cairn/clang is the median of the per-round ratios, with min-max.
 Both builds must produce the same output (a hash of it), or the run stops.
 The goal (<= 1.5x clang per program) is "met" when every round meets it,
 "NOT met" when none does, "not shown" otherwise (always with one round).
@@ -257,7 +260,8 @@ def tasks(exes, cache, outdir, text, js, scale):
 
 
 def run_one(argv, stdin, stdout_path, env):
-    """(seconds, peak RSS KiB, sha256 of stdout)"""
+    """(wall seconds, CPU seconds (user + system), peak RSS KiB, sha256 of
+    stdout)"""
     with open(stdin or os.devnull, "rb") as i, open(stdout_path, "wb") as o:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdin=i, stdout=o, stderr=subprocess.PIPE, env=env)
@@ -269,7 +273,7 @@ def run_one(argv, stdin, stdout_path, env):
         die(f"{' '.join(argv)} failed: {err.strip()[-300:]}; fix the build or the workload")
     with open(stdout_path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    return dt, ru.ru_maxrss, digest
+    return dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, digest
 
 
 def spread(xs):
@@ -315,30 +319,38 @@ def main():
                                text=True).stdout.strip()
         result["source"] = {"commit": commit.stdout.strip(), "runtime_dirty": bool(dirty)}
     for name, pkg, cmds in todo:
-        secs = {b: [] for b in BUILDS}
+        secs = {b: [] for b in BUILDS}   # CPU seconds
+        wall = {b: [] for b in BUILDS}
         rss = {b: [] for b in BUILDS}
         digests = set()
         for r in range(a.rounds):
             for b in (BUILDS if r % 2 == 0 else BUILDS[::-1]):
                 argv, stdin = cmds[b]
                 dest = {"zlib compress": gz, "bzip2 compress": bz}.get(name, {}).get(b)
-                dt, kib, digest = run_one(argv, stdin, dest or os.path.join(outdir, "out"), env)
-                secs[b].append(dt)
+                dt, cpu, kib, digest = run_one(argv, stdin, dest or os.path.join(outdir, "out"),
+                                               env)
+                secs[b].append(cpu)
+                wall[b].append(dt)
                 rss[b].append(kib)
                 digests.add(digest)
         if len(digests) != 1:
             die(f"the builds of {name} print different output; a cairn-cc miscompile?")
         ratios = spread([c / k for c, k in zip(secs["cairn"], secs["clang"])])
+        wall_ratios = spread([c / k for c, k in zip(wall["cairn"], wall["clang"])])
         row = {"task": name, "package": pkg,
                "clang_s": statistics.median(secs["clang"]),
                "cairn_s": statistics.median(secs["cairn"]),
                "ratio": ratios["median"], "ratio_min": ratios["min"], "ratio_max": ratios["max"],
+               "clang_wall_s": statistics.median(wall["clang"]),
+               "cairn_wall_s": statistics.median(wall["cairn"]),
+               "wall_ratio": wall_ratios["median"], "wall_ratio_min": wall_ratios["min"],
+               "wall_ratio_max": wall_ratios["max"],
                "clang_rss_mib": statistics.median(rss["clang"]) / 1024,
                "cairn_rss_mib": statistics.median(rss["cairn"]) / 1024,
                "goal": verdict(ratios["min"], ratios["max"], GOAL, better="lower")
                if a.rounds > 1 else "not shown"}
         result["tasks"].append(row)
-        print(f"{name:20s} clang {row['clang_s']:.3f}s cairn {row['cairn_s']:.3f}s "
+        print(f"{name:20s} CPU: clang {row['clang_s']:.3f}s cairn {row['cairn_s']:.3f}s "
               f"{row['ratio']:.2f}x ({row['ratio_min']:.2f}-{row['ratio_max']:.2f}) "
               f"goal <= {GOAL}x: {row['goal']}", flush=True)
     left = set(f for f in os.listdir("/dev/shm") if f.startswith("cairn-heap-")) - heaps_before
