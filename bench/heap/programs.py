@@ -55,6 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from cairn.results import verdict  # noqa: E402
+from cairn.ycsb import _source  # noqa: E402
 
 PACKAGES = ("zlib", "bzip2", "pcre2", "expat", "jansson", "jq")
 BUILDS = ("clang", "cairn")
@@ -311,13 +312,7 @@ def main():
               "rounds": a.rounds, "scale": a.scale, "goal": GOAL,
               "corpus_bytes": os.path.getsize(text), "json_bytes": os.path.getsize(js),
               "tasks": []}
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
-                            text=True)
-    if commit.returncode == 0:
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "runtime",
-                                "compiler", "include"], capture_output=True,
-                               text=True).stdout.strip()
-        result["source"] = {"commit": commit.stdout.strip(), "runtime_dirty": bool(dirty)}
+    result["source"] = _source()
     for name, pkg, cmds in todo:
         secs = {b: [] for b in BUILDS}   # CPU seconds
         wall = {b: [] for b in BUILDS}

@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from cairn.results import verdict  # noqa: E402
+from cairn.ycsb import _source  # noqa: E402
 
 KERNELS = ("triad", "matmul", "jacobi")
 BUILDS = ("dram", "backup", "clobber")
@@ -133,13 +134,7 @@ def main():
               "started": datetime.datetime.now(datetime.timezone.utc).isoformat(
                   timespec="seconds"),
               "rounds": a.rounds, "scale": a.scale, "kernels": []}
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
-                            text=True)
-    if commit.returncode == 0:
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "runtime",
-                                "compiler", "include"], capture_output=True,
-                               text=True).stdout.strip()
-        result["source"] = {"commit": commit.stdout.strip(), "runtime_dirty": bool(dirty)}
+    result["source"] = _source()
     for kernel in kernels:
         n, reps = sizes(a.scale)[kernel]
         runs = {b: [] for b in BUILDS}
