@@ -10,7 +10,9 @@ The sources are the Debian 12 source packages tests/debian/run.sh fetches
 with `tests/debian/run.sh --fetch PKG`). Each package is unpacked twice under
 BUILD/heap-programs/ and built twice, with CC="clang-19" and with
 CC="cairn-cc --persistent-heap", both at -O2; every malloc of the cairn
-build (library and program) then lives in a pool.
+build (library and program) then lives in a pool. Builds are kept there;
+a cairn build older than BUILD/compiler's cairn-cc, pass or runtime
+libraries is made again.
 
   package  program          workload (inputs: see corpus())
   zlib     minigzip         compress the corpus at -9, then decompress it
@@ -157,6 +159,10 @@ def build_all(packages, build_dir, cache, outdir):
           "cairn": os.path.join(build_dir, "compiler", "cairn-cc") + " --persistent-heap"}
     if not os.access(cc["cairn"].split()[0], os.X_OK):
         die(f"{cc['cairn'].split()[0]} is not built; run scripts/build.sh")
+    # a cairn build older than the toolchain that made it is rebuilt
+    tool = os.path.join(build_dir, "compiler")
+    toolchain = max(os.path.getmtime(os.path.join(tool, f)) for f in os.listdir(tool)
+                    if f.endswith((".so", ".a")) or f.startswith("cairn-"))
     exes = {}
     for pkg in packages:
         dscs = sorted(f for f in os.listdir(os.path.join(cache, "src"))
@@ -180,7 +186,9 @@ def build_all(packages, build_dir, cache, outdir):
             log = os.path.join(outdir, f"{pkg}-{b}.log")
             stamp = os.path.join(outdir, b, f"{pkg}.built")
             recipe = globals()[f"build_{pkg}"]
-            if not os.path.exists(stamp):
+            stale = b == "cairn" and os.path.exists(stamp) and \
+                os.path.getmtime(stamp) < toolchain
+            if stale or not os.path.exists(stamp):
                 shutil.rmtree(tree, ignore_errors=True)
                 os.makedirs(os.path.dirname(tree), exist_ok=True)
                 open(log, "w").close()
