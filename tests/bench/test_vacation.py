@@ -15,10 +15,11 @@ from cairn.cli import main
 SMALL = dict(relations=400, transactions=3000)
 
 
-def _run(tmp_path, build, mix, extra=()):
+def _run(tmp_path, build, mix, clients=1, extra=()):
     assert vacation.binary(build).exists(), f"{vacation.binary(build)} is not built"
     return vacation.run_client(build, tmp_path / f"{build}.pool", SMALL["relations"],
-                               SMALL["transactions"], mix, seed=7, extra=extra)
+                               SMALL["transactions"], mix, seed=7, clients=clients,
+                               extra=extra)
 
 
 @pytest.mark.parametrize("mix", list(vacation.MIXES))
@@ -32,6 +33,15 @@ def test_three_builds_leave_the_same_tables(tmp_path, mix):
         for k in ("digest", "reserved", "deleted", "updated", "bills", "items", "customers",
                   "reservations"):
             assert r[k] == base[k], (b, k)
+
+
+@pytest.mark.parametrize("build", vacation.BUILDS)
+def test_two_clients_keep_the_invariants(tmp_path, build):
+    """the client exits 1 when mgr_check finds the tables inconsistent"""
+    r = _run(tmp_path, build, "high", clients=2)
+    assert r["clients"] == 2 and r["transactions"] == SMALL["transactions"]
+    assert r["reserved"] > 0 and r["reservations"] > 0
+    assert sum(r["items"]) > 0 and r["customers"] > 0
 
 
 @pytest.mark.parametrize("build", ["cairn", "pmemobj"])
@@ -56,8 +66,9 @@ def test_bench_command_end_to_end(tmp_path, capsys):
                  "--json", str(out), "--plot", str(png), "--dir", str(tmp_path)]) == 0
     doc = json.loads(out.read_text())
     assert {r["build"] for r in doc["runs"]} == set(vacation.BUILDS)
-    assert len(doc["runs"]) == 2 * 2 * len(vacation.BUILDS)
-    assert [e["mix"] for e in doc["summary"]] == ["high", "low"]
+    assert len(doc["runs"]) == 2 * 2 * 2 * len(vacation.BUILDS)   # mixes, clients, rounds
+    assert [(e["mix"], e["clients"]) for e in doc["summary"]] == \
+        [("high", 1), ("high", 2), ("low", 1), ("low", 2)]
     for e in doc["summary"]:
         assert e["cairn_vs_pmemobj"] > 0 and e["volatile_vs_cairn"] > 0
         assert e["cairn_vs_pmemobj_shown"] in ("shown", "not shown")
