@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "vacation.h"
 
 struct resinfo {
@@ -243,16 +244,7 @@ int mgr_update_tables(int n, const int *types, const long *ids, const int *price
     return 0;
 }
 
-/* ---- read only: the invariants and a digest ---- */
-
-static uint64_t fnv(uint64_t h, long v)
-{
-    for (int b = 0; b < 8; b++)
-        h = (h ^ (((uint64_t)v >> (8 * b)) & 0xff)) * 0x100000001b3ULL;
-    return h;
-}
-
-static long held[RES_TYPES];   /* mgr_check: reservations held, per table */
+/* ---- read only: the invariants and a digest (check.h) ---- */
 
 static int walk(const struct node *t, int table, long lo, long hi, struct mgr_summary *s)
 {
@@ -265,47 +257,27 @@ static int walk(const struct node *t, int table, long lo, long hi, struct mgr_su
     }
     if (walk(t->left, table, lo, t->key, s))
         return -1;
-    s->digest = fnv(s->digest, t->key);
     if (table == CUSTOMERS) {
-        s->customers++;
+        check_customer(s, t->key);
         for (const struct resinfo *i = t->list; i; i = i->next) {
             if (i->type < 0 || i->type >= RES_TYPES || !find(mgr->table[i->type], i->id)) {
                 fprintf(stderr, "vacation: customer %ld holds a reservation of a missing "
                         "item %d/%ld\n", t->key, i->type, i->id);
                 return -1;
             }
-            s->reservations++;
-            held[i->type]++;
-            s->digest = fnv(fnv(fnv(s->digest, i->type), i->id), i->price);
+            check_reservation(s, i->type, i->id, i->price);
         }
-    } else {
-        if (t->used < 0 || t->free < 0 || t->used + t->free != t->total) {
-            fprintf(stderr, "vacation: item %d/%ld: used %d + free %d != total %d\n",
-                    table, t->key, t->used, t->free, t->total);
-            return -1;
-        }
-        s->items[table]++;
-        s->seats_used[table] += t->used;
-        s->digest = fnv(fnv(fnv(s->digest, t->total), t->used), t->price);
+    } else if (check_item(s, table, t->key, t->total, t->used, t->free, t->price)) {
+        return -1;
     }
     return walk(t->right, table, t->key, hi, s);
 }
 
 int mgr_check(struct mgr_summary *out)
 {
-    struct mgr_summary s = {.digest = 0xcbf29ce484222325ULL};
-    for (int t = 0; t < RES_TYPES; t++)
-        held[t] = 0;
+    check_begin(out);
     for (int t = 0; t <= CUSTOMERS; t++)
-        if (walk(mgr->table[t], t, -1, 1L << 62, &s))
+        if (walk(mgr->table[t], t, -1, 1L << 62, out))
             return -1;
-    for (int t = 0; t < RES_TYPES; t++) {
-        if (s.seats_used[t] != held[t]) {
-            fprintf(stderr, "vacation: table %d: %ld seats used, %ld reservations held\n",
-                    t, s.seats_used[t], held[t]);
-            return -1;
-        }
-    }
-    *out = s;
-    return 0;
+    return check_end(out);
 }
