@@ -763,6 +763,25 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
 }
 
 /* ---- main ---- */
+/* the workers' NAME-J.json files (one JSON object a line) as the items of
+ * a list, each file removed */
+static void json_list(FILE *f, const char *name)
+{
+    bool first = true;
+    for (unsigned j = 0; j < opt.jobs; j++) {
+        char p[4200], line[8192];
+        snprintf(p, sizeof p, "%s/%s-%u.json", opt.workdir, name, j);
+        FILE *in = fopen(p, "r");
+        while (in && fgets(line, sizeof line, in)) {
+            line[strcspn(line, "\n")] = 0;
+            fprintf(f, "%s%s", first ? "" : ", ", line);
+            first = false;
+        }
+        if (in) fclose(in);
+        unlink(p);
+    }
+}
+
 /* the tracker next to this program (build tree) or where the package puts it */
 static void find_readtrack(void)
 {
@@ -991,33 +1010,9 @@ int main(int argc, char **argv)
                 opt.every_store ? "store" : "fence", (unsigned long long)opt.seed,
                 (unsigned long long)tot.exhaustive, (unsigned long long)tot.pruned_points,
                 (unsigned long long)tot.pruned_lines);
-        bool first = true;
-        for (unsigned j = 0; j < opt.jobs; j++) {
-            char p[4200], line[8192];
-            snprintf(p, sizeof p, "%s/failures-%u.json", opt.workdir, j);
-            FILE *in = fopen(p, "r");
-            while (in && fgets(line, sizeof line, in)) {
-                line[strcspn(line, "\n")] = 0;
-                fprintf(f, "%s%s", first ? "" : ", ", line);
-                first = false;
-            }
-            if (in) fclose(in);
-            unlink(p);
-        }
+        json_list(f, "failures");
         fprintf(f, "], \"points\": [");
-        first = true;
-        for (unsigned j = 0; j < opt.jobs; j++) {
-            char p[4200], line[512];
-            snprintf(p, sizeof p, "%s/points-%u.json", opt.workdir, j);
-            FILE *in = fopen(p, "r");
-            while (in && fgets(line, sizeof line, in)) {
-                line[strcspn(line, "\n")] = 0;
-                fprintf(f, "%s%s", first ? "" : ", ", line);
-                first = false;
-            }
-            if (in) fclose(in);
-            unlink(p);
-        }
+        json_list(f, "points");
         fprintf(f, "]}\n");
         fclose(f);
     }

@@ -276,6 +276,17 @@ static void crashed_image(const char *path, int big)
     REQUIRE(st == 128 + SIGKILL);
 }
 
+/* a crash image (crashed_image) and its unfinished lane's records (walk_log) */
+static void crashed_and_walked(const char *img, int big)
+{
+    crashed_image(img, big);
+    int fd;
+    size_t len;
+    char *m = map_file(img, &fd, &len);
+    walk_log(m);
+    unmap_file(m, len, fd);
+}
+
 /* the pool after a full roll-back: every word back, the root's pointer too */
 static void check_rolled_back(const char *path, const char *what)
 {
@@ -307,12 +318,10 @@ struct damage { const char *what; int kind; int nth; unsigned at; uint8_t bit; }
 static void undo_log_damage_is_refused(void)
 {
     const char *img = t_path("logimg"), *path = t_path("log");
-    crashed_image(img, 0);
+    crashed_and_walked(img, 0);
     int fd;
     size_t len;
-    char *m = map_file(img, &fd, &len);
-    walk_log(m);
-    unmap_file(m, len, fd);
+    char *m;
     int jump = find_rec(REC_JUMP, 0);
     REQUIRE(nrecs > 3000 && jump > 100);
     uint64_t gen;
@@ -378,12 +387,10 @@ static void torn_record_inside_one_append_recovers(void)
      * the last: a crash may keep later ones and lose earlier ones. Each
      * record of it torn (the ones after it intact) is a crash state. */
     const char *img = t_path("bigimg"), *path = t_path("big");
-    crashed_image(img, 1);
+    crashed_and_walked(img, 1);
     int fd;
     size_t len;
-    char *m = map_file(img, &fd, &len);
-    walk_log(m);
-    unmap_file(m, len, fd);
+    char *m;
     int nbig = 0;
     for (int i = 0; i < nrecs; i++) nbig += recs[i].kind == REC_UNDO && recs[i].len == REC_PIECE;
     REQUIRE(nbig == 6);
@@ -422,13 +429,11 @@ static void torn_record_inside_one_append_recovers(void)
 static void record_found_at_every_distance(void)
 {
     const char *img = t_path("farimg"), *path = t_path("far");
-    crashed_image(img, 0);
+    crashed_and_walked(img, 0);
     int fd;
     size_t len;
     char *m = map_file(img, &fd, &len);
-    walk_log(m);
-    const struct pool_hdr *h = (const void *)m;
-    uint64_t lane_size = h->lane_size;
+    uint64_t lane_size = ((const struct pool_hdr *)m)->lane_size;
     unmap_file(m, len, fd);
     REQUIRE(nrecs > 3 && recs[1].kind == REC_UNDO && recs[1].len == 8);
     const uint64_t p0 = recs[0].at, rec = sizeof(struct log_rec) + 8;
