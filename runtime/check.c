@@ -153,9 +153,13 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
     cairn__heap_init(pool);
 
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
-    for (unsigned l = 0; l < pool->hdr->nlanes; l++) {
-        int n = cairn__lane_scan(pool, l, NULL, NULL, true, NULL, why, sizeof why);
-        if (n < 0) say(&c, "error", "%s", why);
+    /* each lane scanned once: what the report says and what the simulated
+     * recovery below rolls back */
+    struct lane_log logs[CAIRN_NLANES];
+    memset(logs, 0, sizeof logs);
+    for (unsigned l = 0; l < pool->hdr->nlanes && l < CAIRN_NLANES; l++) {
+        int n = cairn__lane_log_read(pool, l, &logs[l], why, sizeof why);
+        if (n < 0) say(&c, "error", "%s", why[0] ? why : "out of memory reading the undo log");
         else if (n > 0) { rep->open_lanes++; rep->pending_records += (uint64_t)n; }
     }
     if (rep->open_lanes)
@@ -186,7 +190,8 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
     }
     if (full && rep->errors == 0) {
         uint64_t records, objects, freed;
-        if (cairn__recover_lanes(pool, &records) || cairn__gc_rebuild(pool, &objects, &freed)) {
+        cairn__recover_logs(pool, logs, &records);
+        if (cairn__gc_rebuild(pool, &objects, &freed)) {
             say(&c, "error", "simulated recovery failed: %s", cairn_errormsg());
         } else {
             rep->objects = objects;
@@ -216,6 +221,7 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
         }
     }
     free(had_objects);
+    cairn__lane_logs_free(logs);
     cairn__heap_fini(pool);
     cairn__pool_unmap_private(pool);
     return rep->errors ? 1 : 0;

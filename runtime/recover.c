@@ -309,12 +309,10 @@ int cairn__lane_scan(cairn_pool *pool, unsigned lane,
     return n;
 }
 
-struct undo_list { const struct log_rec **v; size_t n, cap; };
-
 static int collect(void *ctx, const struct log_rec *r, const char *data)
 {
     (void)data;
-    struct undo_list *l = ctx;
+    struct lane_log *l = ctx;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         const struct log_rec **nv = realloc(l->v, cap * sizeof *nv);
@@ -332,7 +330,7 @@ static int collect(void *ctx, const struct log_rec *r, const char *data)
 long cairn__lane_records(cairn_pool *pool, unsigned lane, const struct log_rec ***v, size_t *cap,
                          char *why, size_t whylen)
 {
-    struct undo_list l = { *v, 0, *cap };
+    struct lane_log l = { *v, 0, *cap, false };
     int n = cairn__lane_scan(pool, lane, collect, &l, false, NULL, why, whylen);
     *v = l.v;
     *cap = l.cap;
@@ -356,20 +354,36 @@ void cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t 
     }
 }
 
+/* One lane's strict scan, its valid records collected into log (grown
+ * with realloc; cairn__lane_logs_free frees them): their number, or -1
+ * with why filled for a damaged lane (why empty: out of memory). */
+int cairn__lane_log_read(cairn_pool *pool, unsigned lane, struct lane_log *log, char *why,
+                         size_t whylen)
+{
+    log->n = 0;
+    return cairn__lane_scan(pool, lane, collect, log, true, &log->beyond, why, whylen);
+}
+
+void cairn__lane_logs_free(struct lane_log *logs)
+{
+    for (unsigned lane = 0; lane < CAIRN_NLANES; lane++) {
+        free(logs[lane].v);
+        logs[lane] = (struct lane_log){ 0 };
+    }
+}
+
 int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
 {
     /* Every lane is read and judged before any is rolled back, so an open
      * refused for a damaged log has changed nothing in the file. */
     unsigned nl = (unsigned)pool->hdr->nlanes;
-    struct undo_list lists[CAIRN_NLANES];
-    memset(lists, 0, sizeof lists);
+    struct lane_log logs[CAIRN_NLANES];
+    memset(logs, 0, sizeof logs);
     char why[512] = "";
     int rc = 0;
     *records = 0;
-    bool beyond[CAIRN_NLANES];
     for (unsigned lane = 0; lane < nl && lane < CAIRN_NLANES; lane++) {
-        if (cairn__lane_scan(pool, lane, collect, &lists[lane], true, &beyond[lane], why,
-                             sizeof why) < 0) {
+        if (cairn__lane_log_read(pool, lane, &logs[lane], why, sizeof why) < 0) {
             cairn__err(EINVAL, "%s: %s; restore the pool from a backup (`cairn pool check %s` "
                        "lists what is wrong)", pool->path,
                        why[0] ? why : "undo log unreadable (out of memory?)", pool->path);
@@ -377,11 +391,25 @@ int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
             goto out;
         }
     }
+    cairn__recover_logs(pool, logs, records);
+out:
+    cairn__lane_logs_free(logs);
+    return rc;
+}
+
+/* Roll back and retire every lane of logs (each lane's strict scan,
+ * cairn__lane_log_read, none damaged); *records: the records applied. */
+void cairn__recover_logs(cairn_pool *pool, struct lane_log *logs, uint64_t *records)
+{
+    unsigned nl = (unsigned)pool->hdr->nlanes;
+    char why[512] = "";
+    (void)why;                                /* the assert's */
+    *records = 0;
     const char *seam = getenv("CAIRN_TEST_CRASH_RECOVERY");
     for (unsigned lane = 0; lane < nl && lane < CAIRN_NLANES; lane++) {
-        const struct log_rec **v = lists[lane].v;
-        size_t n = lists[lane].n;
-        if (n == 0 && !beyond[lane]) continue;
+        const struct log_rec **v = logs[lane].v;
+        size_t n = logs[lane].n;
+        if (n == 0 && !logs[lane].beyond) continue;
         if (seam && !strcmp(seam, "mid") && n) {
             /* test seam: die half-way through a roll-back */
             cairn__undo_apply(pool, v + n / 2, n - n / 2);
@@ -408,7 +436,4 @@ int cairn__recover_lanes(cairn_pool *pool, uint64_t *records)
             abort();
         }
     }
-out:
-    for (unsigned lane = 0; lane < CAIRN_NLANES; lane++) free(lists[lane].v);
-    return rc;
 }

@@ -75,6 +75,14 @@ void  cairn__lane_release_exts(cairn_pool *pool);
 
 /* ---- recover.c: reading and rolling back lanes ---- */
 int   cairn__recover_lanes(cairn_pool *pool, uint64_t *records);
+/* Recovery in two steps, for a caller that judges each lane itself
+ * (check.c): each lane's strict scan with its valid records, then the
+ * roll-back of all of them (none may be damaged). */
+struct lane_log { const struct log_rec **v; size_t n, cap; bool beyond; };
+int   cairn__lane_log_read(cairn_pool *pool, unsigned lane, struct lane_log *log, char *why,
+                           size_t whylen);
+void  cairn__recover_logs(cairn_pool *pool, struct lane_log *logs, uint64_t *records);
+void  cairn__lane_logs_free(struct lane_log *logs);   /* logs[CAIRN_NLANES] */
 void  cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t n);
 long  cairn__lane_records(cairn_pool *pool, unsigned lane, const struct log_rec ***v,
                           size_t *cap, char *why, size_t whylen);
