@@ -129,7 +129,8 @@ def workloads(work):
         out.append({"workload": name, "crash_points": j["crash_points"], "states": j["states"],
                     "duplicates": j["duplicates"], "skipped": j["skipped"], "failed": j["failed"],
                     "exhaustive_points": j["exhaustive_points"], "pruned_points": j["pruned_points"],
-                    "max_lines_in_play": j["max_lines_in_play"], "cpu_s": cpu})
+                    "max_lines_in_play": j["max_lines_in_play"], "cpu_s": cpu,
+                    "failure_statuses": sorted({f["status"] for f in j["failures"]})})
     return out
 
 
