@@ -15,10 +15,12 @@ from cairn import trace, trace_epochs, trace_report, trace_sim  # noqa: E402
 from cairn.cli import main  # noqa: E402
 from test_trace_reader import Writer  # noqa: E402
 
+LAYOUT = trace_epochs.layout()         # the pool layout cairn-trace-scan was built with
+
 REL = (1 << 63) | (7 << 40)
 LANE = REL | 0x1000                     # lane 0 of the pool: the undo log and its mark
-DATA = REL | (trace_epochs.HEAP_OFF + trace_epochs.CHUNK)   # heap objects (past the chunk table)
-META = REL | trace_epochs.HEAP_OFF | 0x40   # zone 0's chunk table: allocator metadata
+DATA = REL | (LAYOUT["heap_off"] + LAYOUT["chunk"])   # heap objects (past the chunk table)
+META = REL | LAYOUT["heap_off"] | 0x40   # zone 0's chunk table: allocator metadata
 O, D = 0, 1                             # ofence, dfence
 
 
