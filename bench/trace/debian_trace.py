@@ -13,7 +13,6 @@ INPUT bytes. The JSON has each program's WHISPER row (as collect.py makes
 it) and its Fig. 10 row (Table 3's parameters).
 """
 import argparse
-import datetime
 import glob
 import json
 import os
@@ -82,18 +81,8 @@ def main():
             sims.append({"workload": name, **{k: round(v["normalized"], 3)
                                               for k, v in s[os.path.basename(trace)]["designs"].items()},
                          "x86_ms": round(s[os.path.basename(trace)]["designs"]["x86"]["ns"] / 1e6, 3)})
-    out = {
-        "command": "bench/trace/debian_trace.py " + " ".join(sys.argv[1:]),
-        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "source": {"commit": run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                                 text=True).stdout.strip()},
-        "input_bytes": a.input,
-        "whisper_table": rows,
-        "fig10": sims,
-    }
-    with open(a.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    out = {"input_bytes": a.input, "whisper_table": rows, "fig10": sims}
+    collect.write_results(a.out, "debian_trace.py", out)
     print(json.dumps(out["whisper_table"], indent=1))
     print(json.dumps(out["fig10"], indent=1))
 

@@ -13,8 +13,6 @@ The JSON has every round, and per trace and command the median of each side
 and their ratio.
 """
 import argparse
-import datetime
-import json
 import os
 import resource
 import statistics
@@ -23,6 +21,8 @@ import sys
 import tarfile
 import tempfile
 import io
+
+import collect  # bench/trace/collect.py, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -87,17 +87,7 @@ def main():
                             "python_s_per_million": round(old / records * 1e6, 2),
                             "c_s_per_million": round(new / records * 1e6, 2),
                             "speedup": round(old / new, 1)})
-    out = {
-        "command": "bench/trace/scan_speed.py " + " ".join(sys.argv[1:]),
-        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "source": {"commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                                            capture_output=True, text=True).stdout.strip()},
-        "rounds": rounds,
-        "summary": summary,
-    }
-    with open(a.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    collect.write_results(a.out, "scan_speed.py", {"rounds": rounds, "summary": summary})
     for s in summary:
         print(f"{s['trace']} {s['command']}: python {s['python_records_per_s']} records/s, "
               f"C {s['c_records_per_s']} records/s ({s['speedup']}x)")

@@ -13,7 +13,6 @@ Times are each program's own ns per operation; the JSON has every round
 and, per workload, the medians and the slowdowns (traced / plain).
 """
 import argparse
-import datetime
 import glob
 import json
 import os
@@ -22,6 +21,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+import collect  # bench/trace/collect.py, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -128,16 +129,7 @@ def main():
                     rounds.append({"round": r, "workload": w, "side": side,
                                    "ns_per_op": ns_per_op(argv(), env)})
     summary = summarize(rounds)
-    out = {
-        "command": "bench/trace/seq_cost.py " + " ".join(sys.argv[1:]),
-        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "source": {"commit": sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()},
-        "rounds": rounds,
-        "summary": summary,
-    }
-    with open(a.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    collect.write_results(a.out, "seq_cost.py", {"rounds": rounds, "summary": summary})
     for s in summary:
         print(f"{s['workload']}: traced/plain {s['slowdown']} (before: {s['slowdown_before']})")
 

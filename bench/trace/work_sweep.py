@@ -11,11 +11,10 @@ x86, whether the paper's order holds, and per trace the least work of the
 sweep from which it holds.
 """
 import argparse
-import datetime
-import json
 import os
-import subprocess
 import sys
+
+import collect  # bench/trace/collect.py, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -45,17 +44,7 @@ def main():
         first.append({"workload": name, "epochs": r["epochs"],
                       "least_work_for_paper_order": "beyond the sweep" if holds_from is None
                       else holds_from})
-    out = {
-        "command": "bench/trace/work_sweep.py " + " ".join(sys.argv[1:]),
-        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "source": {"commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                                            capture_output=True, text=True).stdout.strip()},
-        "sweep": rows,
-        "crossover": first,
-    }
-    with open(a.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    collect.write_results(a.out, "work_sweep.py", {"sweep": rows, "crossover": first})
     for x in first:
         print(x)
 
