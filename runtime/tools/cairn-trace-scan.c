@@ -345,6 +345,9 @@ struct linfo {
     uint32_t w_tid[2];                /* sim: the last epoch to buffer it, per HOPS design */
     double w_done[2];
     bool has_w[2];
+    uint32_t sync_tid;                /* sim: the last thread to write it, and its clock */
+    double sync_t[6];                 /*      after that epoch, per design */
+    bool has_sync;
 };
 static struct linfo *linfo;
 static size_t nlinfo, caplinfo;
@@ -392,6 +395,7 @@ static const char *const param_name[NPARAMS] = {
 static double P[NPARAMS] = { 160, 40, 160, 1, 8, 1, 1, 32, 0 };
 
 enum { D_X86, D_X86_PWQ, D_X86_EADR, D_HOPS, D_HOPS_PWQ, D_IDEAL, NDESIGNS };
+_Static_assert(NDESIGNS == 6, "struct linfo's sync_t has one clock per design");
 static const char *const design_name[NDESIGNS] = {
     "x86", "x86-pwq", "x86-eadr", "hops", "hops-pwq", "ideal"
 };
@@ -520,12 +524,27 @@ static void sim_epoch(uint32_t tidx, const struct epoch *e)
                                         (uint64_t)P[P_LINE_STORES] * runtime_lines);
     if (e->fence >= 0)
         work += P[P_WORK];
+    if (shared)       /* after the other thread's epoch that wrote one of these lines */
+        for (size_t i = 0; i < e->nlines; i++) {
+            struct linfo *l = line_info(e->lines[i].line);
+            if (l->has_sync && l->sync_tid != tidx)
+                for (int d = 0; d < NDESIGNS; d++)
+                    if (l->sync_t[d] > s->t[d])
+                        s->t[d] = l->sync_t[d];
+        }
     s->t[D_IDEAL] += work;
     x86_epoch(s, D_X86, e, work, P[P_PM], P[P_NT], false);
     x86_epoch(s, D_X86_PWQ, e, work, P[P_PWQ], dmin(P[P_NT], P[P_PWQ]), false);
     x86_epoch(s, D_X86_EADR, e, work, P[P_PWQ], dmin(P[P_NT], P[P_PWQ]), true);
     hops_epoch(s, 0, tidx, e, work, P[P_NT]);              /* a buffer writes whole lines */
     hops_epoch(s, 1, tidx, e, work, dmin(P[P_NT], P[P_PWQ]));
+    if (shared)
+        for (size_t i = 0; i < e->nlines; i++) {
+            struct linfo *l = line_info(e->lines[i].line);
+            l->has_sync = true;
+            l->sync_tid = tidx;
+            memcpy(l->sync_t, s->t, sizeof l->sync_t);
+        }
 }
 
 /* ---- the report's counts ---- */
