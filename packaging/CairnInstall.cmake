@@ -29,7 +29,8 @@ set(CAIRN_PRIVATE_LIBDIR ${CMAKE_INSTALL_LIBDIR}/cairn)
 # Compiled-in paths (assert messages, debug info) name the trees by a
 # stable, tree-free prefix instead.
 foreach(t cairn_obj cairn-pool cairn-analyze cairn-cc CairnPass CairnTypeId
-          cairn_cc_rt cairn_pheap cairn_pheap_cxx cairn_crashmodel cairn-crashcheck)
+          cairn_cc_rt cairn_pheap cairn_pheap_cxx cairn_crashmodel cairn-crashcheck
+          cairn-trace-scan)
   if(TARGET ${t})
     target_compile_options(${t} PRIVATE
       -ffile-prefix-map=${CMAKE_BINARY_DIR}=/usr/src/cairn/build
@@ -52,6 +53,7 @@ install(TARGETS cairn-readtrack LIBRARY DESTINATION ${CAIRN_PRIVATE_LIBDIR} COMP
 file(RELATIVE_PATH _rt_from_bin ${CMAKE_INSTALL_FULL_BINDIR}
      ${CMAKE_INSTALL_PREFIX}/${CAIRN_PRIVATE_LIBDIR})
 target_compile_definitions(cairn-crashcheck PRIVATE CAIRN_READTRACK_FROM_BINDIR="${_rt_from_bin}")
+install(TARGETS cairn-trace-scan RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
 
 # --- cairn-cc and its parts (found relative to bin/cairn-cc) ---------------
 if(TARGET cairn-cc)
