@@ -27,12 +27,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def run_one(build, out, quick, threads):
-    cmd = [sys.executable, "-m", "cairn", "bench", "runtime", "--threads", threads, "--json", out]
+def run_one(build, out, quick, threads, parts):
+    cmd = [sys.executable, "-m", "cairn", "bench", "runtime", "--threads", threads, "--json", out,
+           "--parts", parts]
     if quick:
         cmd.append("--quick")
+    # the programs' RUNPATH names the directory they were built in: a copied
+    # build must still load its own libcairn
     env = dict(os.environ, CAIRN_BUILD=os.path.abspath(build),
-               PYTHONPATH=os.path.join(ROOT, "python"))
+               PYTHONPATH=os.path.join(ROOT, "python"),
+               LD_LIBRARY_PATH=os.path.join(os.path.abspath(build), "runtime"))
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit(f"compare_builds: `{' '.join(cmd)}` with CAIRN_BUILD={build} failed "
@@ -100,6 +104,8 @@ def main():
     p.add_argument("--pairs", type=int, default=4, help="alternating pairs (default 4)")
     p.add_argument("--threads", default="1", help="thread counts for the runner (default 1)")
     p.add_argument("--quick", action="store_true", help="the runner's quick setting")
+    p.add_argument("--parts", default="micro,counts,open",
+                   help="the runner's parts (default micro,counts,open)")
     p.add_argument("--json", required=True, help="where the summary goes")
     p.add_argument("--keep", metavar="DIR", help="also keep every run's own JSON in DIR")
     a = p.parse_args()
@@ -113,8 +119,8 @@ def main():
     pairs = []
     with tempfile.TemporaryDirectory(prefix="cairn-compare-") as tmp:
         for i in range(a.pairs):
-            base = run_one(a.base, os.path.join(tmp, f"base{i}.json"), a.quick, a.threads)
-            new = run_one(a.new, os.path.join(tmp, f"new{i}.json"), a.quick, a.threads)
+            base = run_one(a.base, os.path.join(tmp, f"base{i}.json"), a.quick, a.threads, a.parts)
+            new = run_one(a.new, os.path.join(tmp, f"new{i}.json"), a.quick, a.threads, a.parts)
             pairs.append((base, new))
             if a.keep:
                 os.makedirs(a.keep, exist_ok=True)
