@@ -57,9 +57,17 @@ def verdict(s):
 def compare(pairs):
     """pairs: [(base run, new run)] -> the summary written to JSON."""
     micro = []
-    for k, ms in enumerate(pairs[0][0]["micro_summary"]):
-        base = [a["micro_summary"][k] for a, _ in pairs]
-        new = [b["micro_summary"][k] for _, b in pairs]
+
+    def by_key(run):
+        return {(m["op"], m["threads"]): m for m in run["micro_summary"]
+                if "cairn" in m and "ratio" in m}
+    keyed = [(by_key(a), by_key(b)) for a, b in pairs]
+    for ms in pairs[0][0]["micro_summary"]:
+        key = (ms["op"], ms["threads"])
+        if not all(key in a and key in b for a, b in keyed):
+            continue            # an operation one of the builds lacks
+        base = [a[key] for a, _ in keyed]
+        new = [b[key] for _, b in keyed]
         raw = spread([n["cairn"]["ops_per_s"] / b["cairn"]["ops_per_s"] for b, n in zip(base, new)])
         norm = spread([n["ratio"] / b["ratio"] for b, n in zip(base, new)])
         micro.append(dict(
@@ -108,6 +116,11 @@ def main():
                    help="the runner's parts (default micro,counts,open)")
     p.add_argument("--json", required=True, help="where the summary goes")
     p.add_argument("--keep", metavar="DIR", help="also keep every run's own JSON in DIR")
+    p.add_argument("--base-commit", metavar="SHA",
+                   help="the commit the base build was made from (a copied build dir reports "
+                        "the source tree's, which may have moved on)")
+    p.add_argument("--from-kept", metavar="DIR",
+                   help="run nothing: summarize the runs an earlier --keep DIR kept")
     a = p.parse_args()
     if a.pairs < 1:
         sys.exit("compare_builds: --pairs must be at least 1")
@@ -116,9 +129,17 @@ def main():
             sys.exit(f"compare_builds: {b} has no bench/ directory: give a build directory "
                      "made by scripts/build.sh")
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if a.from_kept:
+        with open(os.path.join(a.from_kept, "base0.json")) as f:
+            started = json.load(f).get("started", started)
     pairs = []
     with tempfile.TemporaryDirectory(prefix="cairn-compare-") as tmp:
         for i in range(a.pairs):
+            if a.from_kept:
+                with open(os.path.join(a.from_kept, f"base{i}.json")) as fb, \
+                        open(os.path.join(a.from_kept, f"new{i}.json")) as fn:
+                    pairs.append((json.load(fb), json.load(fn)))
+                continue
             base = run_one(a.base, os.path.join(tmp, f"base{i}.json"), a.quick, a.threads, a.parts)
             new = run_one(a.new, os.path.join(tmp, f"new{i}.json"), a.quick, a.threads, a.parts)
             pairs.append((base, new))
@@ -132,7 +153,7 @@ def main():
                quick=a.quick, threads=a.threads,
                command="python3 bench/runtime/compare_builds.py " + " ".join(sys.argv[1:]),
                started=started, source=pairs[0][1]["source"],
-               base_commit=pairs[0][0]["source"]["commit"], new_commit=pairs[0][1]["source"]["commit"],
+               base_commit=a.base_commit or pairs[0][0]["source"]["commit"], new_commit=pairs[0][1]["source"]["commit"],
                **compare(pairs))
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
