@@ -59,10 +59,10 @@ def compare(pairs):
     micro = []
 
     def by_key(run):
-        return {(m["op"], m["threads"]): m for m in run["micro_summary"]
+        return {(m["op"], m["threads"]): m for m in run.get("micro_summary", [])
                 if "cairn" in m and "ratio" in m}
     keyed = [(by_key(a), by_key(b)) for a, b in pairs]
-    for ms in pairs[0][0]["micro_summary"]:
+    for ms in pairs[0][0].get("micro_summary", []):
         key = (ms["op"], ms["threads"])
         if not all(key in a and key in b for a, b in keyed):
             continue            # an operation one of the builds lacks

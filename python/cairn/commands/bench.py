@@ -509,8 +509,9 @@ def render(report, markdown=False):
         parts.append(f"Open of a pool full of 1 KiB objects linked from the root (goal <= "
                      f"{GOAL_OPEN_S} s); clean = after pmemobj_close/cairn_pool_close, crash = "
                      f"after SIGKILL during transactions; first alloc = zeroed alloc+free right "
-                     f"after the open (PMDK builds its heap lazily; in this full pool cairn's "
-                     f"waits for the background mark to free space); background = cairn's mark "
+                     f"after the open (PMDK builds its heap lazily; after a crash cairn's is "
+                     f"served from slots a clean close recorded as free, or else waits for the "
+                     f"background mark); background = cairn's mark "
                      f"and sweep after the open returned, on another thread; median of "
                      f"{report['config']['open_repeats']} opens each:\n" +
                      _table(["impl", "pool", "objects", "fill s", "open clean ms",
