@@ -194,6 +194,16 @@ static void count(void *ctx, const char *sev, const char *msg)
     if (!strcmp(sev, "warning") && strstr(msg, "leaked")) { leaks++; fprintf(stderr, "  check: %s\n", msg); }
 }
 
+/* close p cleanly; the file then checks with no error and no leak */
+static void close_and_check(cairn_pool *p)
+{
+    CHECK(cairn_pool_close(p) == 0);
+    errors = leaks = 0;
+    struct cairn_check_report rep;
+    CHECK(cairn__check_file(PATH, true, count, NULL, &rep) == 0);
+    CHECK(errors == 0 && leaks == 0);
+}
+
 /* after the mark, the pool holds exactly what the root reaches plus what
  * the poisoning allocations took (those are leaks, and the only ones) */
 static void consistent_after(void)
@@ -246,11 +256,7 @@ static void crash_during_mark(void)
     CHECK(r->b == r->a && r->a != 0);               /* the committed change stayed */
     uint64_t n;
     CHECK(walk(p, &n) == 0);
-    CHECK(cairn_pool_close(p) == 0);
-    errors = leaks = 0;
-    struct cairn_check_report rep;
-    CHECK(cairn__check_file(PATH, true, count, NULL, &rep) == 0);
-    CHECK(errors == 0 && leaks == 0);
+    close_and_check(p);
     unlink(PATH);
 }
 
@@ -450,11 +456,7 @@ static void exact_runs_after_crash(void)
 #undef ALLOCATED
     CHECK(bad == 0);
     CHECK(na == XN / 2 && nc == XN / 2 && nl == NEW + 1 && nb == (NEW + 1) / 2);
-    CHECK(cairn_pool_close(p) == 0);
-    errors = leaks = 0;
-    struct cairn_check_report rep;
-    CHECK(cairn__check_file(PATH, true, count, NULL, &rep) == 0);
-    CHECK(errors == 0 && leaks == 0);
+    close_and_check(p);
     free(live);
     free(bigs);
     free(smalls);
