@@ -38,15 +38,15 @@
     M(15, PUBLIC_OFENCE, drop, corpus:nt_store_no_fence, "persist.c cairn_ofence", "") \
     M(16, PUBLIC_DFENCE, drop, corpus:fence_between_flushes, "persist.c cairn_dfence", "") \
     M(17, ALLOC_TABLE_FLUSH, drop, trace_cost, "alloc.c table_write: the chunk table word's flush", "") \
-    M(18, ALLOC_RUN_OFENCE, drop, rt:alloc, "alloc.c a new run: its table word before its objects", "") \
-    M(19, ALLOC_LARGE_OFENCE, drop, rt:alloc, "alloc.c a large block: its table words before any link", "") \
+    M(18, ALLOC_RUN_OFENCE, drop, rt:publish, "alloc.c a new run: its table word before its objects", "") \
+    M(19, ALLOC_LARGE_OFENCE, drop, rt:publish, "alloc.c a large block: its table words before any link", "") \
     M(20, ALLOC_BITMAP_FLUSH, drop, trace_cost, "alloc.c write-back at close: a run's bitmap", "") \
     M(21, ALLOC_WRITEBACK_OFENCE, drop, trace_cost, "alloc.c write-back at close: the fence after it", "") \
     M(22, STATE_FLUSH, drop, rt:grow, "format.c cairn__state_write: the state copy's flush", "") \
     M(23, STATE_DFENCE, drop, rt:grow, "format.c cairn__state_write: the dfence", "") \
     M(24, CLEAN_FLUSH, drop, rt:commit, "format.c cairn__clean_set: the clean flag's flush", "") \
     M(25, CLEAN_DFENCE, drop, rt:commit, "format.c cairn__clean_set: the dfence", "") \
-    M(26, GC_OFENCE, drop, rt:gc, "gc.c after a sweep: the fence over freed chunks' table words", "") \
+    M(26, GC_OFENCE, drop, rt:gc, "gc.c after a sweep: the fence over freed chunks' table words", "redundant: a freed chunk whose table word is lost stays allocated and unreachable on media, and the next recovery's mark frees it again (no loss); any reuse of the chunk rewrites that same word (later in the line, so it persists only with the free) and fences it before a link (ALLOC_RUN_OFENCE, ALLOC_LARGE_OFENCE); rt:gc passes with it (not verified that its traced run holds the sweep of a freed chunk: the sweep may finish before the trace takes its image)") \
     M(27, ROOT_OFENCE, drop, rt:root, "handle.c the root's zeroes before the root record", "") \
     M(28, ALLOC_ZERO_OFENCE, drop, rt:zero, "object.c an atomic allocation's zeroes before any link", "") \
     M(29, HEADER_FLUSH, drop, rt:commit, "pool.c pool create: the header's flush", "the trace starts from the image pool create leaves in memory, header included, and no later write touches the header: no crash state can lack it (a crash inside create leaves a file that open refuses, which no image replays)") \
@@ -61,7 +61,7 @@
     M(38, TX_LOG_FENCE, drop, corpus:commit_across_lines, "tx.c cairn_tx_add: the record before the store", "") \
     M(39, TX_FLUSH_LINES, drop, corpus:commit_across_lines, "tx.c flush_written: the logged lines (flush_line_fast)", "") \
     M(40, TX_FLUSH_BIG, drop, rt:bigrec, "tx.c flush_written: large logged ranges", "") \
-    M(41, TX_FLUSH_CLOB, drop, rt:clobber, "tx.c flush_written: clobbered ranges", "") \
+    M(41, TX_FLUSH_CLOB, drop, rt:clobber, "tx.c flush_written: clobbered ranges", "redundant: cairn_tx_clobber also marks its range protected (tx.c mark_protected): up to 4 KiB its lines join the line set that TX_FLUSH_LINES flushes, beyond it the big ranges that TX_FLUSH_BIG flushes; rt:clobber passes with it dropped") \
     M(42, TX_FLUSH_FRESH, drop, rt:commit, "tx.c flush_written: objects allocated in the transaction", "") \
     M(43, TX_MARK_NT, drop, rt:commit, "tx.c retire_log: the commit mark's NT stores", "") \
     M(44, TX_MARK_LINES, drop, rt:commit_msync, "tx.c retire_log: the commit mark, msync domain", "") \

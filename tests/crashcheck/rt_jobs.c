@@ -17,7 +17,8 @@
  * (aborted transactions, one allocating, between committed ones), nested
  * (levels committed, an inner abort), alloc (atomic allocation and free of
  * every size class and two large sizes, over memory that held other data),
- * txalloc (the same inside transactions), root (a root created over freed
+ * txalloc (the same inside transactions), zero (allocations over memory
+ * that held data), publish (objects linked with no transaction), root (a root created over freed
  * memory), grow (the pool grown, then a commit),
  * threads (two threads committing at once), gc (a crashed pool opened: the
  * background mark and sweep frees what the crash leaked while the program
@@ -47,6 +48,8 @@ static const uint32_t class_size[NCLASS] = {
 static const uint32_t large_size[NLARGE] = { 100000, 1u << 20 };
 #define NOBJ (NCLASS + NLARGE)
 #define BIG 64                         /* commit: an object allocated in the tx, one line */
+#define FRESH 512                      /* commit: a fresh object tracked as a range (> 256 B) */
+#define FRESH_TAG 7
 #define HUGE 4160                       /* bigrec: one range over 4096 B (tracked as a range) */
 #define POOL_SIZE ((size_t)8 << 20)
 #define GROWN_SIZE ((size_t)16 << 20)
@@ -56,7 +59,8 @@ static const uint32_t large_size[NLARGE] = { 100000, 1u << 20 };
 
 struct root {
     uint64_t count;                     /* commits of this job that change a[] */
-    uint64_t pad0[7];
+    uint64_t stamp;                     /* commit: == count, its own small record */
+    uint64_t pad0[6];
     uint64_t a[16];                     /* == count, over two lines */
     uint64_t clob;                      /* clobber: its commits */
     uint64_t pad1[7];
@@ -64,6 +68,7 @@ struct root {
     void *obj[NOBJ];                    /* alloc, txalloc: object k or NULL */
     uint64_t objs_done;                 /* alloc, txalloc: commits that linked or freed */
     void *big;                          /* commit: BIG bytes, every word == count */
+    void *fresh;                        /* commit: FRESH bytes, word 0 == FRESH_TAG */
 };
 
 static uint64_t env_count(const char *name)
@@ -89,6 +94,10 @@ static void commit_count(struct root *r, uint64_t i, int with_big)
     cairn_tx_add(r->a, sizeof r->a);
     r->count = i;
     for (int j = 0; j < 16; j++) r->a[j] = i;
+    /* a third record that fits in the log's tail line (the first is built
+     * in registers, the array's spans lines) */
+    cairn_tx_add(&r->stamp, 8);
+    r->stamp = i;
     if (with_big) {
         uint64_t *b = cairn_ptr_load(&r->big);
         cairn_tx_add(b, BIG);
@@ -106,10 +115,17 @@ static void job_commit(cairn_pool *pool, struct root *r)
     for (int j = 0; j < BIG / 8; j++) b[j] = 1;
     cairn_tx_add(&r->big, 8);
     cairn_ptr_store(&r->big, b);
+    uint64_t *f = cairn_alloc(pool, FRESH);
+    must(f != NULL, "cairn_alloc");
+    f[0] = FRESH_TAG;                                /* one line changed: one line in play */
+    cairn_tx_add(&r->fresh, 8);
+    cairn_ptr_store(&r->fresh, f);
     cairn_tx_add(&r->count, 8);
     cairn_tx_add(r->a, sizeof r->a);
     r->count = 1;
     for (int j = 0; j < 16; j++) r->a[j] = 1;
+    cairn_tx_add(&r->stamp, 8);
+    r->stamp = 1;
     must(cairn_tx_commit() == 0, "cairn_tx_commit");
     for (uint64_t i = 2; i <= 3; i++) commit_count(r, i, 1);
 }
@@ -132,15 +148,24 @@ static void job_bigrec(cairn_pool *pool, struct root *r)
     must(cairn_tx_commit() == 0, "cairn_tx_commit");
 }
 
-/* memory that held other data reused: a small, a >= 1 KiB and a large object */
-static const size_t zero_size[3] = { 64, 2048, 100000 };
+/* memory that held other data reused: a small, a >= 1 KiB and a large
+ * object linked by transactions, and a small one published atomically (a
+ * pointer store and cairn_persist: nothing but the allocation's own fence
+ * orders its zeroes before the link) */
+#define NZERO 4
+static const size_t zero_size[NZERO] = { 64, 2048, 100000, 64 };
 static void dirty_and_free(cairn_pool *pool, size_t size);
 static void job_zero(cairn_pool *pool, struct root *r)
 {
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < NZERO; k++) {
         dirty_and_free(pool, zero_size[k]);
         uint64_t *o = cairn_alloc(pool, zero_size[k]);
         must(o != NULL, "cairn_alloc");
+        if (k == NZERO - 1) {
+            cairn_ptr_store(&r->obj[k], o);
+            cairn_persist(&r->obj[k], 8);
+            break;
+        }
         must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
         cairn_tx_add(&r->obj[k], 8);
         cairn_ptr_store(&r->obj[k], o);
@@ -257,6 +282,20 @@ static void job_alloc(cairn_pool *pool, struct root *r, int in_tx)
     }
 }
 
+/* objects published atomically (a pointer store and cairn_persist, no
+ * transaction) from a new run of a class and from new large chunks: only
+ * the allocator's own fence orders their table words before the link */
+static void job_publish(cairn_pool *pool, struct root *r)
+{
+    static const size_t size[2] = { 176, 300000 };
+    for (int k = 0; k < 2; k++) {
+        uint64_t *o = cairn_alloc(pool, size[k]);
+        must(o != NULL, "cairn_alloc");
+        cairn_ptr_store(&r->obj[k], o);
+        cairn_persist(&r->obj[k], 8);
+    }
+}
+
 static void job_grow(cairn_pool *pool, struct root *r)
 {
     must(cairn_pool_grow(pool, GROWN_SIZE) == 0, "cairn_pool_grow");
@@ -303,6 +342,8 @@ static int gc_prepare(const char *path)
         cairn_ptr_store(&r->obj[k], o);
         must(cairn_tx_commit() == 0, "cairn_tx_commit");
     }
+    uint64_t *lost = cairn_alloc(pool, large_size[0]);   /* leaked: its chunks freed */
+    must(lost != NULL, "cairn_alloc");
     _exit(0);                                     /* no close: the pool is not clean */
 }
 
@@ -392,8 +433,14 @@ static int check(const char *job, cairn_pool *pool, struct root *r)
         return fail("the pool's close returned but it opened as not closed cleanly");
     if (!strcmp(job, "commit")) {
         if (check_count(r, commits)) return 1;
+        if (r->stamp != r->count)
+            return fail("count %llu but stamp %llu", (unsigned long long)r->count, (unsigned long long)r->stamp);
         const uint64_t *b = cairn_ptr_load(&r->big);
         if (r->count && !b) return fail("count %llu but big not linked", (unsigned long long)r->count);
+        const uint64_t *f = cairn_ptr_load(&r->fresh);
+        if (f && f[0] != FRESH_TAG)
+            return fail("the object allocated in a committed transaction holds %llu",
+                        (unsigned long long)f[0]);
         for (int j = 0; b && j < BIG / 8; j++)
             if (b[j] != r->count) return fail("count %llu but big holds %llu", (unsigned long long)r->count, (unsigned long long)b[j]);
         return 0;
@@ -419,7 +466,7 @@ static int check(const char *job, cairn_pool *pool, struct root *r)
         if (r->objs_done < commits)
             return fail("%llu objects linked but %llu commits acknowledged",
                         (unsigned long long)r->objs_done, (unsigned long long)commits);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < NZERO; k++) {
             const uint64_t *o = cairn_ptr_load(&r->obj[k]);
             for (size_t j = 0; o && j < zero_size[k] / 8; j++)
                 if (o[j]) return fail("object of %zu B reused: word %zu holds %#llx, not zero",
@@ -469,7 +516,7 @@ static int check(const char *job, cairn_pool *pool, struct root *r)
 int main(int argc, char **argv)
 {
     if (argc != 4 || (strcmp(argv[2], "run") && strcmp(argv[2], "check") && strcmp(argv[2], "prepare"))) {
-        fprintf(stderr, "usage: %s commit|bigrec|clobber|abort|nested|alloc|txalloc|zero|root|grow|threads|gc "
+        fprintf(stderr, "usage: %s commit|bigrec|clobber|abort|nested|alloc|txalloc|zero|publish|root|grow|threads|gc "
                 "run|check POOL\n", argv[0]);
         return 2;
     }
@@ -496,6 +543,7 @@ int main(int argc, char **argv)
     else if (!strcmp(job, "clobber")) job_clobber(pool, r);
     else if (!strcmp(job, "bigrec")) job_bigrec(pool, r);
     else if (!strcmp(job, "zero")) job_zero(pool, r);
+    else if (!strcmp(job, "publish")) job_publish(pool, r);
     else if (!strcmp(job, "abort")) job_abort(pool, r);
     else if (!strcmp(job, "nested")) job_nested(pool, r);
     else if (!strcmp(job, "alloc")) job_alloc(pool, r, 0);
@@ -504,7 +552,7 @@ int main(int argc, char **argv)
     else if (!strcmp(job, "threads")) job_threads(pool, r);
     else if (!strcmp(job, "gc")) job_gc(pool, r);
     else if (strcmp(job, "root")) {
-        fprintf(stderr, "rt_jobs: no job %s (commit, bigrec, clobber, abort, nested, alloc, txalloc, zero, root, "
+        fprintf(stderr, "rt_jobs: no job %s (commit, bigrec, clobber, abort, nested, alloc, txalloc, zero, publish, root, "
                 "grow, threads, gc)\n", job);
         rc = 2;
     }

@@ -15,7 +15,8 @@ BUILD = Path(os.environ.get("CAIRN_BUILD", ROOT / "build")).resolve()
 # acknowledged commit, grow and close stays; alloc and txalloc (every size
 # class: many crash points) use the built-in check (recovery, the pool
 # check, and every 8th state a crash inside recovery and a second
-# recovery); bigrec's fences have some 70 lines in play: sampled.
+# recovery); publish the built-in check too (its table words against its
+# links); bigrec's fences have some 70 lines in play: sampled.
 JOBS = {
     "commit": ([], "1"),
     "commit_msync": ([], "0"),
@@ -26,12 +27,13 @@ JOBS = {
     "alloc": (["--nested-every", "8"], "1"),
     "txalloc": (["--nested-every", "8"], "1"),
     "zero": ([], "1"),
+    "publish": ([], "1"),
     "root": ([], "1"),
     "grow": ([], "1"),
     "threads": ([], "1"),
     "gc": ([], "1"),
 }
-BUILTIN_CHECK = {"alloc", "txalloc"}
+BUILTIN_CHECK = {"alloc", "txalloc", "publish"}
 
 
 def build(lib, out):
