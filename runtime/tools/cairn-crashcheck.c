@@ -74,7 +74,10 @@ static double now_s(void)
 }
 
 /* ---- the checker: forked once, forks a child per state ---- */
-struct req { uint64_t state; uint32_t nested; uint32_t track; };
+/* acks: what the program was told had happened before the crash point
+ * (ack_count), handed to a --check command in its environment */
+struct acks { uint32_t commits, grows, closes; };
+struct req { uint64_t state; uint32_t nested; uint32_t track; struct acks acks; };
 struct rsp { int32_t status; };
 
 static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096];
@@ -220,6 +223,15 @@ static int run_one(const struct req *q)
         dup2(log, 2);
         close(log);
     }
+    if (opt.check) {   /* a tracked run sees the same acknowledgments, so it reads what the check reads */
+        char v[3][16];
+        snprintf(v[0], sizeof v[0], "%u", q->acks.commits);
+        snprintf(v[1], sizeof v[1], "%u", q->acks.grows);
+        snprintf(v[2], sizeof v[2], "%u", q->acks.closes);
+        setenv("CAIRN_CRASH_COMMITS", v[0], 1);
+        setenv("CAIRN_CRASH_GROWS", v[1], 1);
+        setenv("CAIRN_CRASH_CLOSES", v[2], 1);
+    }
     if (q->track) return tracked_check();
     if (opt.check) {
         if (copy_file(media_path, copy_path)) return 125;
@@ -264,9 +276,9 @@ static void checker_start(void)
     from_checker = b[0];
 }
 
-static int check_state(uint64_t state, uint32_t nested, uint32_t track)
+static int check_state(uint64_t state, uint32_t nested, uint32_t track, struct acks acks)
 {
-    struct req q = { state, nested, track };
+    struct req q = { state, nested, track, acks };
     struct rsp r;
     if (write(to_checker, &q, sizeof q) != (ssize_t)sizeof q ||
         read(from_checker, &r, sizeof r) != (ssize_t)sizeof r)
@@ -300,6 +312,9 @@ static struct {
     FILE *json_failures;
     double t0, last_progress;
     uint64_t rng;
+    uint32_t pool_id;
+    size_t acked_to;                 /* trace records counted into acks */
+    struct acks acks;                /* before the crash point being explored */
 } X;
 
 static uint64_t rnd(void)
@@ -520,6 +535,9 @@ static void try_state(struct cm_model *m, const struct ct_rec *at, enum ct_point
     uint64_t h = m->media_hash;
     for (size_t i = 0; i < nl; i++)
         if (choice[i]) h ^= L[i].ver[0].hash ^ L[i].ver[choice[i]].hash;
+    if (opt.check)                   /* a user check's verdict depends on the acks too */
+        h ^= (X.acks.commits * 0x9e3779b97f4a7c15ull) ^ (X.acks.grows * 0xc2b2ae3d27d4eb4full) ^
+             (X.acks.closes * 0x165667b19e3779f9ull);
     if (!seen_insert(h)) {
         X.dedup++;
         return;
@@ -529,7 +547,7 @@ static void try_state(struct cm_model *m, const struct ct_rec *at, enum ct_point
     X.states++;
     uint32_t nested = opt.nested_every && !opt.check && X.states % opt.nested_every == 0
                           ? (uint32_t)(1 + rnd() % 8) : 0;
-    int st = check_state(X.states, nested, 0);
+    int st = check_state(X.states, nested, 0, X.acks);
     if (st) report_failure(m, at, kind, L, nl, choice, st);
     for (size_t i = 0; i < nl; i++)
         if (choice[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
@@ -610,7 +628,7 @@ static int track_reads(struct cm_model *m, struct inplay *L, size_t nl, bool *rd
             for (size_t i = 0; i < nl; i++)
                 memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[L[i].full].bytes, CM_LINE);
         unlink(reads_path);
-        check_state(0, 0, 1);
+        check_state(0, 0, 1, X.acks);
         if (run == 0)
             for (size_t i = 0; i < nl; i++)
                 memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
@@ -622,10 +640,27 @@ static int track_reads(struct cm_model *m, struct inplay *L, size_t nl, bool *rd
     return rc;
 }
 
+/* What the program had been told by the crash point at `at`: outermost
+ * commits returned (the runtime traces tx_commit after the commit's dfence),
+ * grows whose new size is durable (pool_grow is traced after the size's
+ * dfence) and closes done, of the checked pool. A --check command reads
+ * them as CAIRN_CRASH_COMMITS, _GROWS and _CLOSES: each must be durable. */
+static void ack_count(const struct ct_rec *at)
+{
+    for (size_t end = (size_t)(at - X.t->r) + 1; X.acked_to < end; X.acked_to++) {
+        const struct ct_rec *r = &X.t->r[X.acked_to];
+        if (r->loc != X.pool_id) continue;
+        if (r->type == TR_TX_COMMIT && r->aux == 1) X.acks.commits++;
+        else if (r->type == TR_POOL_GROW) X.acks.grows++;
+        else if (r->type == TR_POOL_CLOSE) X.acks.closes++;
+    }
+}
+
 static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum ct_point kind,
                     uint64_t point)
 {
     (void)ctx;
+    ack_count(at);
     if (point % opt.jobs != X.worker) return 0;
     X.points++;
     X.point = point;
@@ -832,6 +867,7 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
 {
     X.t = t;
     X.worker = worker;
+    X.pool_id = pool_id;
     snprintf(media_path, sizeof media_path, "%s/media-%u.pool", opt.workdir, worker);
     snprintf(copy_path, sizeof copy_path, "%s/copy-%u.pool", opt.workdir, worker);
     snprintf(log_path, sizeof log_path, "%s/check-%u.log", opt.workdir, worker);
@@ -845,7 +881,7 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
     if (media == MAP_FAILED) die2("cannot map %s: %s", media_path, strerror(errno));
     checker_start();
     if (worker == 0) {
-        int st = check_state(0, 0, 0);
+        int st = check_state(0, 0, 0, (struct acks){ 0, 0, 0 });
         if (st) {
             FILE *lg = fopen(log_path, "r");
             char line[1024];

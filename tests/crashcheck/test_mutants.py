@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import rtjobs
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -97,6 +98,11 @@ def crashcheck(argv, pool, pmem_force="1"):
 def run_workload(workload, lib, tmp_path, pool):
     """crashcheck of one workload against lib; its exit status and output"""
     kind, _, arg = workload.partition(":")
+    if kind == "rt":
+        prog = rtjobs.build(lib, tmp_path / "rt_jobs")
+        # a mutant's first failing states come early (nothing durable, all,
+        # prefixes): 64 states per crash point keep a run to seconds
+        return rtjobs.crashcheck(prog, arg, pool, ["--max-states", "64"])
     if kind in ("trace_cost", "trace_cost_msync"):
         prog = link(lib, ROOT / "bench" / "runtime" / "trace_cost.c", tmp_path / "trace_cost")
         return crashcheck(["--nested-every", "2", "--", prog, pool, "4"], pool,

@@ -1,0 +1,64 @@
+"""The runtime's own jobs (rt_jobs.c) under `cairn crashcheck`: what
+test_runtime_jobs.py runs with the shipped runtime (zero failures) and
+test_mutants.py with each mutant (caught)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+BUILD = Path(os.environ.get("CAIRN_BUILD", ROOT / "build")).resolve()
+
+# job -> (crashcheck options, CAIRN_PMEM_FORCE). The job's own check
+# (`rt_jobs JOB check {pool}`) asserts its invariant and that every
+# acknowledged commit, grow and close stays; alloc and txalloc (every size
+# class: many crash points) use the built-in check (recovery, the pool
+# check, and every 8th state a crash inside recovery and a second
+# recovery; at most 256 states per crash point: the large objects' fences
+# have thousands); publish the built-in check too (its table words against its
+# links); bigrec's fences have some 70 lines in play: sampled.
+JOBS = {
+    "commit": ([], "1"),
+    "commit_msync": ([], "0"),
+    "bigrec": (["--max-states", "16"], "1"),
+    "clobber": ([], "1"),
+    "abort": ([], "1"),
+    "nested": ([], "1"),
+    "alloc": (["--nested-every", "8", "--max-states", "256"], "1"),
+    "txalloc": (["--nested-every", "8", "--max-states", "256"], "1"),
+    "zero": ([], "1"),
+    "publish": ([], "1"),
+    "root": ([], "1"),
+    "grow": ([], "1"),
+    "threads": ([], "1"),
+    "gc": ([], "1"),
+}
+BUILTIN_CHECK = {"alloc", "txalloc", "publish"}
+
+
+def build(lib, out):
+    """rt_jobs linked against the static runtime lib"""
+    r = subprocess.run(["cc", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
+                        f"-I{ROOT / 'include'}", str(HERE / "rt_jobs.c"), "-o", str(out), str(lib),
+                        "-lpthread", "-ldl"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def crashcheck(prog, name, pool, extra=()):
+    """`cairn crashcheck` of job `name` (a JOBS key) run by prog on pool"""
+    opts, pmem = JOBS[name]
+    job = name.split("_")[0]
+    check = [] if job in BUILTIN_CHECK else ["--check", f"{prog} {job} check {{pool}}"]
+    env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE=pmem, CAIRN_UNLOGGED="off")
+    env.pop("CAIRN_GC_SYNC", None)
+    if pool.exists():
+        pool.unlink()
+    try:
+        return subprocess.run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", *opts, *check,
+                               *extra, "--", str(prog), job, "run", str(pool)],
+                              capture_output=True, text=True, env=env, cwd=ROOT / "python", timeout=600)
+    finally:
+        if pool.exists():
+            pool.unlink()
