@@ -62,12 +62,11 @@ san_pytest asan address,undefined tests/e2e tests/compiler/test_ir.py \
   tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/analyzer
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
-# Times at load 12-14: TSan runtime build 107 s, unit tests 1012 s wall
-# (134 s of CPU).
 step "TSan"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-# the runtime, its unit tests and the plain-C example (CAIRN_RUNTIME_ONLY)
-san_build tsan thread -DCAIRN_RUNTIME_ONLY=ON
+# the runtime, compiler/rt and the examples sanitized; cairn-cc and its
+# plugins plain (they run inside clang: CMakeLists.txt)
+san_build tsan thread -DCAIRN_PARTS="compiler;examples;tests"
 # every unit test but one: the runtime starts its own threads (the
 # background mark after a crash, trace writers) in tests that start none
 # themselves. unit.crashstates is left out: it forks ~700 checker children,
@@ -75,6 +74,13 @@ san_build tsan thread -DCAIRN_RUNTIME_ONLY=ON
 # thread it reaches (the background mark) is checked by unit.bggc and
 # unit.recover here.
 scripts/ctest-gated.sh --test-dir build-tsan -j2 -E '^unit\.crashstates$'
+# the pytest tests whose programs run threads, built with -fsanitize=thread:
+# their own threads (mt_stress, the traced program's, C++ atomics) or the
+# background mark of every open after a SIGKILL (the kvstores, the
+# cairn-cc stress programs)
+san_pytest tsan thread tests/e2e tests/compiler/test_e2e.py tests/compiler/test_trace.py \
+  tests/compiler/test_cxx.py \
+  -k 'sigkill or threads or killed_run or thread_local'
 unset TSAN_OPTIONS
 
 step "fuzz the pool-file parser (${CAIRN_FUZZ_SECONDS:-60} s)"
