@@ -29,7 +29,8 @@ set(CAIRN_PRIVATE_LIBDIR ${CMAKE_INSTALL_LIBDIR}/cairn)
 # Compiled-in paths (assert messages, debug info) name the trees by a
 # stable, tree-free prefix instead.
 foreach(t cairn_obj cairn-pool cairn-analyze cairn-cc CairnPass CairnTypeId
-          cairn_cc_rt cairn_pheap cairn_pheap_cxx cairn_crashmodel cairn-crashcheck)
+          cairn_cc_rt cairn_pheap cairn_pheap_cxx cairn_crashmodel cairn-crashcheck
+          cairn-trace-scan)
   if(TARGET ${t})
     target_compile_options(${t} PRIVATE
       -ffile-prefix-map=${CMAKE_BINARY_DIR}=/usr/src/cairn/build
@@ -48,6 +49,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/cairn.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(TARGETS cairn-pool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 install(TARGETS cairn-crashcheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
+install(TARGETS cairn-trace-scan RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
 
 # --- cairn-cc and its parts (found relative to bin/cairn-cc) ---------------
 if(TARGET cairn-cc)

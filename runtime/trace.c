@@ -13,11 +13,29 @@
  *   record: [type:8][aux:8][size:16][loc:32][seq:64][addr:64][arg:64]
  *           addr is a pool address in relative form (bit 63 | pool id << 40
  *           | offset), since pools map at a new address on every run, or a
- *           plain virtual address; seq is one global counter, so sorting by
- *           seq gives a total order that keeps each thread's own order and
- *           every order the program's synchronization imposed.
+ *           plain virtual address; seq orders records across threads
+ *           (below), so sorting by seq keeps each thread's own order and the
+ *           order of any two threads' records that an ordering point of the
+ *           later one's thread separates.
  *           DATA records ([type][n][30 bytes]) carry the bytes of the record
  *           before them (a STORE_RANGE's data, a SITE's strings, a pool path).
+ *
+ * seq: a record's seq is the thread's last ordering point in the high bits
+ * and its records since that point in the low SEQ_LOCAL_BITS. An ordering
+ * point (a fence, a transaction's begin, commit or abort, an allocation or
+ * free, a pool's open, close or growth, a thread's first record) takes the
+ * next value of one global counter with a locked add; other records (stores,
+ * flushes, non-temporal stores, log appends) only count up locally. So seqs
+ * are unique, rise in each thread, and a record that happens after another
+ * thread's record (the program's synchronization ordered them) sorts after
+ * it when an ordering point of its own thread lies between the
+ * synchronization and the record: the locked add at that point reads the
+ * counter after the other thread's last one. cairn's transactions give
+ * every store to a range another thread may have written such a point (the
+ * range's log record is followed by an ofence before the store; a
+ * transaction begins with one). A locked add per record cost a full barrier
+ * per event: after a clwb it waited for the write-back, half the traced
+ * run time of a flush-heavy program (docs/trace.md, "What tracing costs").
  *
  * Why per-thread buffers written to one file under a lock: the hot path
  * (an event) takes no lock -- it fills a slot of the thread's own 64 KiB
@@ -96,6 +114,7 @@ struct tbuf {
     _Atomic uint32_t n;               /* records published; stored only by the owner */
     const uint64_t *dram;             /* the owner's cairn__trace_dram_stores */
     uint64_t dram_written;
+    uint64_t seq_base, seq_local;     /* the owner's last ordering point, records since */
     struct trace_rec rec[TBUF_RECS];
 };
 
@@ -147,7 +166,34 @@ static void write_chunk(uint32_t tid, const struct trace_rec *r, uint32_t n)
     }
 }
 
-static uint64_t next_seq(void) { return atomic_fetch_add_explicit(&trace_seq, 1, memory_order_relaxed) + 1; }
+#define SEQ_LOCAL_BITS 24
+
+/* the next ordering point's seq (the file's own records take one each) */
+static uint64_t global_seq(void)
+{
+    return (atomic_fetch_add_explicit(&trace_seq, 1, memory_order_relaxed) + 1) << SEQ_LOCAL_BITS;
+}
+
+static bool orders(unsigned type)
+{
+    switch (type) {
+    case TR_THREAD: case TR_FENCE: case TR_TX_BEGIN: case TR_TX_COMMIT: case TR_TX_ABORT:
+    case TR_ALLOC: case TR_FREE: case TR_POOL_OPEN: case TR_POOL_CLOSE: case TR_POOL_GROW:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* seq of b's owner's next record, of type type (see "seq" above) */
+static uint64_t thread_seq(struct tbuf *b, unsigned type)
+{
+    if (orders(type) || ++b->seq_local >> SEQ_LOCAL_BITS) {
+        b->seq_base = global_seq();
+        b->seq_local = 0;
+    }
+    return b->seq_base | b->seq_local;
+}
 
 /* Write out b's published records; caller holds file_lock. The owner may be
  * filling slot n meanwhile: it never touches slots below n. */
@@ -158,7 +204,7 @@ static void tbuf_write(struct tbuf *b)
     uint32_t ntail = 0;
     uint64_t dram = __atomic_load_n(b->dram, __ATOMIC_RELAXED);
     if (dram != b->dram_written) {
-        tail[ntail++] = (struct trace_rec){ .type = TR_DRAM_STORES, .seq = next_seq(), .arg = dram };
+        tail[ntail++] = (struct trace_rec){ .type = TR_DRAM_STORES, .seq = global_seq(), .arg = dram };
         b->dram_written = dram;
     }
     if (n > b->written) write_chunk(b->tid, b->rec + b->written, n - b->written);
@@ -200,7 +246,7 @@ static struct tbuf *tbuf_new(void)
     tb = b;
     struct tbuf *bb;
     struct trace_rec *r = rec_new(&bb);
-    *r = (struct trace_rec){ .type = TR_THREAD, .seq = next_seq(), .arg = (uint64_t)syscall(SYS_gettid) };
+    *r = (struct trace_rec){ .type = TR_THREAD, .seq = thread_seq(bb, TR_THREAD), .arg = (uint64_t)syscall(SYS_gettid) };
     rec_done(bb);
     return b;
 }
@@ -236,7 +282,7 @@ static void emit(unsigned type, unsigned aux, unsigned size, uint32_t loc, uint6
     struct trace_rec *r = rec_new(&b);
     if (!r) return;
     *r = (struct trace_rec){ .type = (uint8_t)type, .aux = (uint8_t)aux, .size = (uint16_t)size,
-                             .loc = loc, .seq = next_seq(), .addr = addr, .arg = arg };
+                             .loc = loc, .seq = thread_seq(b, type), .addr = addr, .arg = arg };
     rec_done(b);
 }
 
@@ -514,7 +560,7 @@ static uint32_t site_id(struct cairn__trace_site *site)
         if (len < 0) len = 0;
         if ((size_t)len >= sizeof names) len = sizeof names - 1;
         struct trace_rec recs[1 + (sizeof names + DATA_BYTES - 1) / DATA_BYTES];
-        recs[0] = (struct trace_rec){ .type = TR_SITE, .loc = id, .seq = next_seq(),
+        recs[0] = (struct trace_rec){ .type = TR_SITE, .loc = id, .seq = global_seq(),
                                       .arg = site->line };
         uint32_t n = 1 + pack_data(recs + 1, (uint32_t)(sizeof recs / sizeof recs[0]) - 1,
                                    names, (size_t)len + 1);
@@ -602,8 +648,8 @@ static void trace_finish(void)
     if (!cairn__tracing()) return;
     write_all_buffers();
     pthread_mutex_lock(&file_lock);
-    struct trace_rec end = { .type = TR_END, .seq = next_seq(),
-                             .arg = atomic_load(&trace_seq) };
+    struct trace_rec end = { .type = TR_END, .seq = global_seq(),
+                             .arg = atomic_load(&trace_seq) };     /* ordering points taken */
     write_chunk(0, &end, 1);
     atomic_store(&cairn__trace_on, false);  /* later events (other threads) are dropped */
     pthread_mutex_unlock(&file_lock);

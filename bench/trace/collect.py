@@ -134,6 +134,23 @@ def cpu_seconds(argv):
     return round(after.ru_utime - before.ru_utime, 2), after.ru_maxrss
 
 
+def write_results(path, script, data):
+    """data as JSON at path, with the command line, the time and the commit
+    that made it (what docs/RESULTS.md's provenance blocks print); script is
+    the bench/trace script's name."""
+    out = {
+        "command": f"bench/trace/{script} " + " ".join(sys.argv[1:]),
+        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": {"commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                            capture_output=True, text=True).stdout.strip()},
+        **data,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reports", required=True)
@@ -179,11 +196,7 @@ def main():
     }
     goals["order_pwq_verdict"] = "met" if goals["order_pwq_met"] else "NOT met"
     goals["order_paper_verdict"] = "met" if goals["order_paper_met"] else "NOT met"
-    out = {
-        "command": "bench/trace/collect.py " + " ".join(sys.argv[1:]),
-        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "source": {"commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                                            capture_output=True, text=True).stdout.strip()},
+    write_results(a.out, "collect.py", {
         "whisper_table": table,
         "paper": PAPER,
         "fig10": f10,
@@ -195,11 +208,7 @@ def main():
         "speed": [speed],
         "goals": goals,
         "geomean": g,
-    }
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    })
 
 
 if __name__ == "__main__":

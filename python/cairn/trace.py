@@ -142,6 +142,7 @@ class Trace:
 
     def __init__(self, opener):
         self._open = opener                # () -> a binary file positioned anywhere
+        self.path = None                   # the file, when read from a regular file
         self.header = {}
         self.chunks = {}                   # tid -> [(file offset, whole records)], in file order
         self.chunk_times = {}              # tid -> [CLOCK_MONOTONIC ns each chunk was written]
@@ -277,6 +278,7 @@ def read(path):
         if not stat.S_ISREG(st.st_mode):
             return parse(f.read())
         t = _index(Trace(lambda: open(path, "rb")), f, st.st_size)
+    t.path = path
     if not t.complete:
         t.writer_pid = _lock_holder(st)
     return t

@@ -3,7 +3,8 @@ CAIRN_TRACE file: epochs per transaction, epoch sizes, singleton epochs,
 self- and cross-thread dependencies, write amplification and where each
 byte comes from, non-temporal share, PM against DRAM stores, and the
 source lines behind the most epochs and flushes. docs/trace.md has the
-definitions; cairn.trace_epochs makes the epochs."""
+definitions; cairn-trace-scan (through cairn.trace_epochs.scan) makes the
+epochs and counts them."""
 from collections import Counter
 
 from cairn import trace as tr
@@ -16,95 +17,26 @@ TOP = 10
 
 
 def analyze(t, window_ns=WINDOW_NS, progress=None):
-    """The report of trace t as a dict (what --json prints)."""
-    txs, runtime_events = [], {}
-    sizes = Counter()                 # unique lines -> epochs
-    empty = {0: 0, 1: 0}              # fences with nothing written since the last: ofence, dfence
-    n_epochs = singles = single_bytes = 0
-    single_small = 0                  # singleton epochs whose known bytes are < 10
-    by_fence = Counter()
-    self_dep = cross_dep = 0
-    self_src, cross_src = Counter(), Counter()
-    last = {}                         # line -> (tid, eid, time_ns): its last writer
-    written = Counter()               # region -> bytes written (in transactions)
-    outside = Counter()               # region -> bytes written outside transactions
-    user_bytes = user_outside = 0
-    nt_lines = flush_lines = 0
-    pm_stores = dram_stores = 0
-    epoch_sites, flushed_by_site = Counter(), Counter()
-    flush_count = Counter()           # line -> times flushed (or written non-temporally)
-    line_site = {}                    # line -> site of the program's last store to it
-    for e in te.epochs(t, txs, runtime_events, progress):
-        pm_stores += e.stores
-        dram_stores += e.dram
-        nt_lines += e.nt_lines
-        flush_lines += e.flush_lines
-        line_site.update(e.stored)
-        if not e.lines:
-            if e.fence is not None:
-                empty[e.fence] += 1
-            continue
-        n_epochs += 1
-        by_fence[e.fence] += 1
-        n = len(e.lines)
-        sizes[n] += 1
-        runtime_lines = e.lines.difference(e.stored)
-        known = e.store_bytes + te.LINE * len(runtime_lines)
-        if n == 1:
-            singles += 1
-            single_bytes += known
-            if known < 10:
-                single_small += 1
-        if e.site is not None:
-            epoch_sites[e.site] += 1
-        else:                         # only the runtime wrote: where it wrote
-            regs = sorted({_region(ln, e.fence) for ln in e.lines})
-            epoch_sites["+".join(regs)] += 1
-        # bytes by where they went: the program's stores are user bytes; a
-        # line only the runtime wrote counts 64 B (the trace has no store
-        # events of the runtime's own: it writes whole lines non-temporally,
-        # or some bytes of a line it then flushes)
-        into = written if e.tx else outside
-        if e.tx:
-            user_bytes += e.store_bytes
-        else:
-            user_outside += e.store_bytes
-        for ln in runtime_lines:
-            reg = _region(ln, e.fence)
-            if reg == te.HEAP:
-                reg = "heap lines (runtime: zeroing, or flushed for the program)"
-            into[reg] += te.LINE
-        # dependencies: write after write to a line within the window
-        has_self = has_cross = False
-        for ln in e.lines:
-            prev = last.get(ln)
-            if prev is not None and e.time_ns - prev[2] <= window_ns:
-                if prev[0] == e.tid:
-                    if not has_self:
-                        self_src[te.region(ln)] += 1
-                    has_self = True
-                else:
-                    if not has_cross:
-                        cross_src[te.region(ln)] += 1
-                    has_cross = True
-            last[ln] = (e.tid, e.eid, e.time_ns)
-        self_dep += has_self
-        cross_dep += has_cross
-        for ln in e.flushed:
-            flush_count[ln] += 1
-            s = line_site.get(ln)
-            if s:
-                flushed_by_site[s] += 1
-
-    fences = sorted(x.fences for x in txs if x.committed)
-    declared = sum(x.log_bytes for x in txs)
+    """The report of trace t as a dict (what --json prints): the counts
+    cairn-trace-scan makes in one pass, with the shares, percentiles and
+    names worked out here."""
+    c = te.scan(t, ["--report", "--window-ns", str(int(window_ns)), "--top", str(TOP)], progress)
+    fences = _expand(dict(c["tx_epochs"]))           # committed transactions' fences, sorted
+    sizes = dict(c["sizes"])                          # unique lines -> epochs
+    n_epochs, singles = c["epochs"], c["singles"]
+    self_dep, cross_dep = c["self"], c["cross"]
+    written, outside = c["written"], c["outside"]
+    epoch_sites = Counter({(s if isinstance(s, str) else int(s)): n for s, n in c["epoch_sites"]})
+    flushed_by_site = Counter(dict(c["flushed_by_site"]))
     # a program built with cairn-cc --trace records every store it makes;
     # otherwise the only store events are cairn_ptr_store's, and the bytes
     # its transactions logged stand for what they wrote
     compiled = any(func != "cairn_ptr_store" for _, _, func in t.sites.values())
-    user = user_bytes if compiled else declared
+    user = c["user_bytes"] if compiled else c["declared"]
     extra = {k: v for k, v in written.items() if not k.startswith("heap lines")}
     amp = sum(extra.values()) / user if user else None
+    pm_stores, dram_stores = c["pm_stores"], c["dram_stores"]
+    nt_lines, flush_lines = c["nt_lines"], c["flush_lines"]
 
     def site_name(s):
         if isinstance(s, str):
@@ -119,7 +51,7 @@ def analyze(t, window_ns=WINDOW_NS, progress=None):
                             "(stores, ntstores and flushed lines)",
         "transactions": {
             "committed": len(fences),
-            "aborted": sum(1 for x in txs if not x.committed),
+            "aborted": c["aborted"],
             "epochs_median": median_or_none(fences),
             "epochs_mean": sum(fences) / len(fences) if fences else None,
             "epochs_min": fences[0] if fences else None,
@@ -129,15 +61,15 @@ def analyze(t, window_ns=WINDOW_NS, progress=None):
         },
         "epochs": {
             "count": n_epochs,
-            "ended_by_ofence": by_fence[0],
-            "ended_by_dfence": by_fence[1],
-            "open_at_end": by_fence[None],
-            "empty_fences": {"ofence": empty[0], "dfence": empty[1]},
+            "ended_by_ofence": c["by_fence"][0],
+            "ended_by_dfence": c["by_fence"][1],
+            "open_at_end": c["by_fence"][2],
+            "empty_fences": {"ofence": c["empty"][0], "dfence": c["empty"][1]},
             "size_distribution": _buckets(_expand(sizes), SIZE_EDGES),
             "singleton": singles,
             "singleton_share": singles / n_epochs if n_epochs else None,
-            "singleton_bytes": single_bytes,
-            "singleton_under_10_bytes": single_small,
+            "singleton_bytes": c["single_bytes"],
+            "singleton_under_10_bytes": c["single_small"],
             "mean_lines": sum(k * v for k, v in sizes.items()) / n_epochs if n_epochs else None,
         },
         "dependencies": {
@@ -146,8 +78,8 @@ def analyze(t, window_ns=WINDOW_NS, progress=None):
             "self_share": self_dep / n_epochs if n_epochs else None,
             "cross": cross_dep,
             "cross_share": cross_dep / n_epochs if n_epochs else None,
-            "self_by_region": dict(self_src.most_common()),
-            "cross_by_region": dict(cross_src.most_common()),
+            "self_by_region": dict(Counter(dict(c["self_by_region"])).most_common()),
+            "cross_by_region": dict(Counter(dict(c["cross_by_region"])).most_common()),
         },
         "write_amplification": {
             "user_bytes": user,
@@ -156,7 +88,7 @@ def analyze(t, window_ns=WINDOW_NS, progress=None):
             "extra_bytes": dict(sorted(extra.items())),
             "other_bytes": {k: v for k, v in written.items() if k.startswith("heap lines")},
             "amplification": amp,
-            "outside_transactions": {"user_bytes": user_outside, **dict(sorted(outside.items()))},
+            "outside_transactions": {"user_bytes": c["user_outside"], **dict(sorted(outside.items()))},
         },
         "non_temporal": {
             "lines": nt_lines,
@@ -169,22 +101,15 @@ def analyze(t, window_ns=WINDOW_NS, progress=None):
             "pm_share": pm_stores / (pm_stores + dram_stores) if compiled and pm_stores + dram_stores
             else None,
         },
-        "runtime_events": dict(sorted(runtime_events.items())),
-        "top_epoch_sites": [{"site": site_name(s), "epochs": c}
-                            for s, c in epoch_sites.most_common(TOP)],
-        "top_flushed_sites": [{"site": site_name(s), "flushed_lines": c}
-                              for s, c in flushed_by_site.most_common(TOP)],
-        "top_flushed_lines": [{"line": _line_text(ln), "region": te.region(ln), "flushes": c,
-                               "last_store_at": site_name(line_site[ln]) if ln in line_site else None}
-                              for ln, c in flush_count.most_common(TOP)],
+        "runtime_events": dict(sorted(c["runtime_events"].items())),
+        "top_epoch_sites": [{"site": site_name(s), "epochs": n}
+                            for s, n in epoch_sites.most_common(TOP)],
+        "top_flushed_sites": [{"site": site_name(s), "flushed_lines": n}
+                              for s, n in flushed_by_site.most_common(TOP)],
+        "top_flushed_lines": [{"line": _line_text(ln), "region": reg, "flushes": n,
+                               "last_store_at": site_name(s) if s is not None else None}
+                              for ln, reg, n, s in c["top_flushed_lines"]],
     }
-
-
-def _region(ln, fence):
-    """A line's region; lane lines written in an epoch a dfence ends are
-    the commit (or abort) mark."""
-    reg = te.region(ln)
-    return te.COMMIT if reg == te.LOG and fence == 1 else reg
 
 
 def median_or_none(v):

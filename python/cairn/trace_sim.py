@@ -22,7 +22,6 @@ Designs, all fed the same epochs:
   hops-pwq  HOPS with the persistent write queue
   ideal     no ordering or durability cost at all (not crash-consistent)
 """
-import collections
 import json
 import math
 import os
@@ -45,6 +44,7 @@ WHISPER = {
     "flush_cycles": 1,         # issuing one clwb or one non-temporal line (not in Table 3)
     "fence_cycles": 1,         # an sfence or ofence with nothing to wait for (not in Table 3)
     "pb_entries": 32,          # persist buffer entries per thread (section 6.4)
+    "work_cycles": 0,          # computation per epoch the trace does not show (loads, ALU)
 }
 
 
@@ -86,107 +86,29 @@ def _cpu_ghz():
     return float(m.group(1)) / 1000 if m else WHISPER["cpu_ghz"]
 
 
-class _X86:
-    """clwb + sfence: a fence waits for the lines flushed before it."""
-
-    def __init__(self, p, wb_cycles, nt_cycles, drop_flushes):
-        self.p, self.wb, self.nt, self.drop = p, wb_cycles, nt_cycles, drop_flushes
-        self.t = collections.defaultdict(float)
-        self.inflight = collections.defaultdict(float)
-
-    def epoch(self, e, work):
-        p, tid = self.p, e.tid
-        t = self.t[tid] + work
-        flushes = 0 if self.drop else e.flush_lines
-        t += p["flush_cycles"] * (flushes + e.nt_lines)
-        if flushes:
-            self.inflight[tid] = max(self.inflight[tid], t + self.wb)
-        if e.nt_lines:
-            self.inflight[tid] = max(self.inflight[tid], t + self.nt)
-        if e.fence is not None:
-            t = max(t + p["fence_cycles"], self.inflight[tid])
-        self.t[tid] = t
-
-
-class _Hops:
-    """Per-thread persist buffers, epochs drained in order (section 6)."""
-
-    def __init__(self, p, wb_cycles, threads):
-        self.p, self.wb = p, wb_cycles
-        self.shared = threads > 1                # cross-thread dependencies possible
-        self.t = collections.defaultdict(float)
-        self.pending = collections.defaultdict(collections.deque)   # tid -> (done, entries)
-        self.used = collections.defaultdict(int)
-        self.last_done = collections.defaultdict(float)
-        self.writer = {}                                             # line -> (tid, done)
-        self.stalls = 0.0
-
-    def epoch(self, e, work):
-        p, tid = self.p, e.tid
-        cap = p["pb_entries"]
-        t = self.t[tid] + work
-        n = len(e.lines)
-        if n:
-            take = min(n, cap)
-            q = self.pending[tid]
-            while q and q[0][0] <= t:                   # drained already
-                self.used[tid] -= q.popleft()[1]
-            while q and self.used[tid] + take > cap:    # full: wait for the oldest epoch
-                done, k = q.popleft()
-                self.stalls += max(0.0, done - t)
-                t = max(t, done)
-                self.used[tid] -= k
-            start = max(t, self.last_done[tid])
-            if self.shared:
-                for ln in e.lines:
-                    w = self.writer.get(ln)
-                    if w is not None and w[0] != tid and w[1] > start:
-                        start = w[1]                    # after the other thread's epoch
-            done = start + math.ceil(n / cap) * self.wb
-            self.last_done[tid] = done
-            q.append((done, take))
-            self.used[tid] += take
-            if self.shared:
-                mark = (tid, done)
-                for ln in e.lines:
-                    self.writer[ln] = mark
-        if e.fence == 1:
-            t = max(t + p["fence_cycles"], self.last_done[tid])
-        elif e.fence == 0:
-            t += p["fence_cycles"]
-        self.t[tid] = t
+# the parameters cairn-trace-scan's model takes (the rest are for the output)
+_MODEL = ("pm_cycles", "pwq_cycles", "nt_cycles", "store_cycles", "line_stores", "flush_cycles",
+          "fence_cycles", "pb_entries", "work_cycles")
 
 
 def simulate(t, params=None, progress=None):
-    """Simulated runtime of trace t under every design: a dict with
-    cycles, ns and runtime normalized to x86, per design."""
+    """Simulated runtime of trace t under every design (cairn-trace-scan
+    --sim runs the model over the trace's epochs): a dict with cycles, ns
+    and runtime normalized to x86, per design."""
     from cairn import trace_epochs as te
     p = dict(WHISPER if params is None else params)
-    models = {
-        "x86": _X86(p, p["pm_cycles"], p["nt_cycles"], False),
-        "x86-pwq": _X86(p, p["pwq_cycles"], min(p["nt_cycles"], p["pwq_cycles"]), False),
-        "x86-eadr": _X86(p, p["pwq_cycles"], min(p["nt_cycles"], p["pwq_cycles"]), True),
-        "hops": _Hops(p, p["nt_cycles"], len(t.chunks)),     # a buffer writes whole lines
-        "hops-pwq": _Hops(p, min(p["nt_cycles"], p["pwq_cycles"]), len(t.chunks)),
-    }
-    ideal = collections.defaultdict(float)
-    epochs = 0
-    for e in te.epochs(t, [], {}, progress):
-        epochs += 1
-        runtime_lines = len(e.lines) - len(e.lines.intersection(e.stored))
-        work = p["store_cycles"] * (e.stores + e.dram + p["line_stores"] * runtime_lines)
-        ideal[e.tid] += work
-        for m in models.values():
-            m.epoch(e, work)
-    cycles = {name: max(m.t.values(), default=0.0) for name, m in models.items()}
-    cycles["ideal"] = max(ideal.values(), default=0.0)
+    args = ["--sim"]
+    for k in _MODEL:
+        args += ["--param", f"{k}={p[k]!r}"]
+    r = te.scan(t, args, progress)
+    cycles = {d: float(r["cycles"][d]) for d in DESIGNS}
     base = cycles["x86"]
     return {
-        "epochs": epochs,
+        "epochs": r["epochs"],
         "params": {k: v for k, v in p.items()},
         "designs": {d: {"cycles": cycles[d], "ns": cycles[d] / p["cpu_ghz"],
                         "normalized": cycles[d] / base if base else None} for d in DESIGNS},
-        "hops_buffer_stall_cycles": models["hops"].stalls,
+        "hops_buffer_stall_cycles": float(r["hops_buffer_stall_cycles"]),
     }
 
 

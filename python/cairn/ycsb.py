@@ -144,9 +144,10 @@ def changed_lines(original, port):
     return n
 
 
-def port_source(structure, port):
-    """The text of a port: NAME_pmemobj.c, or NAME.c with NAME_cairn.patch."""
-    src = paths.SOURCE_ROOT / "bench" / "ycsb"
+def port_source(structure, port, directory="ycsb"):
+    """The text of a port: NAME_pmemobj.c, or NAME.c with NAME_cairn.patch
+    (in bench/DIRECTORY)."""
+    src = paths.SOURCE_ROOT / "bench" / directory
     if port != "cairn":
         return (src / f"{structure}_{port}.c").read_text()
     with tempfile.TemporaryDirectory() as tmp:

@@ -35,6 +35,7 @@
 # directory read, default /etc/apt).
 #
 #   tests/debian/run.sh --mirror   print the archive and suite it would use
+#   tests/debian/run.sh --fetch PACKAGE...   only fetch the sources into the cache
 #
 # Prints one line per package: PASS/FAIL, tests passed, seconds. Exits 1
 # when any package fails, including when its source cannot be fetched.
@@ -271,6 +272,16 @@ build_tinyxml2() {
     [ -n "$pass" ] || return 1
     echo "$pass $((pass + fail)) $rc"
 }
+
+# --fetch PACKAGE...: only download the sources into the cache (what
+# bench/heap/programs.py builds from)
+if [ "${1:-}" = --fetch ]; then
+    shift
+    for pkg in "$@"; do
+        fetch "$pkg" >/dev/null || { echo "$pkg: source not fetched from $mirror $suite"; exit 1; }
+    done
+    exit 0
+fi
 
 all_pkgs=(zlib jansson expat bzip2 pcre2 jq tinyxml2)
 pkgs=("$@")

@@ -13,6 +13,8 @@
 #include "harness.h"
 #include "internal.h"
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/time.h>
 
 struct rec { uint8_t type, aux; uint16_t size; uint32_t loc; uint64_t seq, addr, arg; };
@@ -178,6 +180,40 @@ static void case_threads(void)
     for (uintptr_t i = 0; i < NTHREADS; i++) pthread_create(&th[i], NULL, thread_main, (void *)i);
     for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
     child_done(TP, "threads");
+}
+
+/* handoff: thread 2 starts (its first ordering point), waits while thread 1
+ * commits HANDOFF_TX transactions, then commits one of its own after it
+ * sees thread 1's flag: its transaction must sort after all of thread 1's */
+#define HANDOFF_TX 50
+static _Atomic int handed;
+static void *handoff_first(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < HANDOFF_TX; i++)
+        CAIRN_TX(TP) { cairn_tx_add(&TR->a, 8); TR->a = (uint64_t)i; }
+    atomic_store_explicit(&handed, 1, memory_order_release);
+    return NULL;
+}
+static void *handoff_second(void *arg)
+{
+    (void)arg;
+    CAIRN_TX(TP) { cairn_tx_add(&TR->b, 8); TR->b = 1; }
+    atomic_store_explicit(&handed, 2, memory_order_release);
+    while (atomic_load_explicit(&handed, memory_order_acquire) != 1) sched_yield();
+    CAIRN_TX(TP) { cairn_tx_add(&TR->a, 8); TR->a = 99; }
+    return NULL;
+}
+static void case_handoff(void)
+{
+    TP = child_pool("handoff", &TR);
+    pthread_t a, b;
+    pthread_create(&b, NULL, handoff_second, NULL);
+    while (atomic_load_explicit(&handed, memory_order_acquire) != 2) sched_yield();
+    pthread_create(&a, NULL, handoff_first, NULL);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    child_done(TP, "handoff");
 }
 
 static void case_killed(void)
@@ -433,6 +469,12 @@ static void ptr_store(void)
     unlink(f);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void threads(void)
 {
     const char *f = trace_file("threads");
@@ -462,14 +504,51 @@ static void threads(void)
     }
     CHECK(worker_threads == NTHREADS);
     /* seq numbers are unique across threads */
-    uint64_t max = 0;
-    for (size_t i = 0; i < t.n; i++) if (t.r[i].seq > max) max = t.r[i].seq;
-    char *seen = calloc(max + 1, 1);
+    uint64_t *seqs = malloc(t.n * sizeof *seqs);
+    REQUIRE(seqs);
+    for (size_t i = 0; i < t.n; i++) seqs[i] = t.r[i].seq;
+    qsort(seqs, t.n, sizeof *seqs, cmp_u64);
     int dup = 0;
-    for (size_t i = 0; i < t.n; i++) dup += seen[t.r[i].seq]++ != 0;
+    for (size_t i = 1; i < t.n; i++) dup += seqs[i] == seqs[i - 1];
     CHECK(dup == 0);
-    free(seen);
+    free(seqs);
     CHECK(count(&t, TR_TX_BEGIN, -1) == NTHREADS * NTX);
+    unlink(f);
+}
+
+/* records another thread's synchronization ordered after this thread's
+ * sort after them: thread 2's second transaction after thread 1's last
+ * commit, though thread 2 took its first seq before thread 1 started */
+static void handoff(void)
+{
+    const char *f = trace_file("handoff");
+    char out[4096];
+    run_case("handoff", f, out, sizeof out);
+    TRACE(t);
+    REQUIRE(read_trace(f, &t) == 0);
+    uint32_t first = 0, second = 0;            /* thread ids: the committer of 50, of 2 */
+    uint64_t last_commit = 0, begin_after = 0;
+    int commits[64] = {0};
+    for (size_t i = 0; i < t.n; i++)
+        if (t.r[i].type == TR_TX_COMMIT && t.r[i].aux == 1 && t.tid[i] < 64) commits[t.tid[i]]++;
+    for (uint32_t k = 0; k < 64; k++) {
+        if (commits[k] == HANDOFF_TX) first = k;
+        if (commits[k] == 2) second = k;
+    }
+    REQUIRE(first && second);
+    int begins = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.tid[i] == first && t.r[i].type == TR_TX_COMMIT && t.r[i].seq > last_commit)
+            last_commit = t.r[i].seq;
+        if (t.tid[i] == second && t.r[i].type == TR_TX_BEGIN && t.r[i].aux == 1 && ++begins == 2)
+            begin_after = t.r[i].seq;
+    }
+    CHECK(begin_after > last_commit);
+    /* and every record of thread 2's second transaction */
+    int late = 0;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.tid[i] == second && t.r[i].seq >= begin_after && t.r[i].seq <= last_commit) late++;
+    CHECK(late == 0);
     unlink(f);
 }
 
@@ -583,6 +662,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[1], "nested")) case_nested_abort();
         else if (!strcmp(argv[1], "ptr_store")) case_ptr_store();
         else if (!strcmp(argv[1], "threads")) case_threads();
+        else if (!strcmp(argv[1], "handoff")) case_handoff();
         else if (!strcmp(argv[1], "killed")) case_killed();
         else if (!strcmp(argv[1], "close_then_kill")) case_close_then_kill();
         else if (!strcmp(argv[1], "fork_and_exec")) case_fork_and_exec();
@@ -595,6 +675,7 @@ int main(int argc, char **argv)
     RUN(nested_abort);
     RUN(ptr_store);
     RUN(threads);
+    RUN(handoff);
     RUN(off_and_bad_path);
     RUN(killed);
     RUN(fork_and_exec);

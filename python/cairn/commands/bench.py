@@ -81,6 +81,8 @@ def register(subparsers):
     cc.add_bench_parser(sub, "compiler")
     from cairn import ycsb             # YCSB over legacy data structures
     ycsb.add_parser(sub)
+    from cairn import vacation         # STAMP's vacation, three builds
+    vacation.add_parser(sub)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 

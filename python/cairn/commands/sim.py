@@ -58,8 +58,9 @@ def run(args):
         progress = trace.Progress(t.records, path)
         try:
             results.append((os.path.basename(path), trace_sim.simulate(t, params, progress)))
-        except ImportError as e:      # the pool layout's headers are missing
-            raise SystemExit(f"cairn: {e}") from None
+        except RuntimeError as e:     # cairn-trace-scan's one-line error
+            print(f"cairn sim: {e}", file=sys.stderr)
+            return 2
         finally:
             progress.finish()
     if args.plot:

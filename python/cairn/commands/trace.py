@@ -158,10 +158,7 @@ def _print(args, result, printer, notes=()):
 
 def run_report(args):
     _trace()
-    try:
-        from cairn import trace_report
-    except ImportError as e:          # the pool layout's headers are missing
-        raise SystemExit(f"cairn: {e}") from None
+    from cairn import trace_report
     t = _read(args.file)
     if t is None:
         return 2
@@ -172,6 +169,9 @@ def run_report(args):
     progress = trace.Progress(t.records, args.file)
     try:
         r = trace_report.analyze(t, window_ns=args.window_us * 1000, progress=progress)
+    except RuntimeError as e:         # cairn-trace-scan's one-line error
+        print(f"cairn trace report: {e}", file=sys.stderr)
+        return 2
     finally:
         progress.finish()
     if args.plot:
