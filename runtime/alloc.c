@@ -180,6 +180,7 @@ void cairn__heap_fini(cairn_pool *pool)
             if (pool->heap.ck_kind[g] == CK_RUN && pool->heap.ck_run[g]) {
                 free((void *)pool->heap.ck_run[g]->bits);
                 free(pool->heap.ck_run[g]->gcmark);
+                free(pool->heap.ck_run[g]->gcfree);
                 free(pool->heap.ck_run[g]);
             }
     if (pool->heap.ck_run) {
@@ -255,6 +256,7 @@ void cairn__run_drop(cairn_pool *pool, struct run *r)
     pool->heap.ck_arg[g] = 0;
     free((void *)r->bits);
     free(r->gcmark);
+    free(r->gcfree);
     free(r);
     cairn__chunk_clear(pool, g);
 }
@@ -341,6 +343,21 @@ static void release_run(cairn_pool *pool, struct run *r)
     if (atomic_load(&r->nfree) > 0) list_run(pool, r);
 }
 
+/* A run whose table word says its bitmap on media is exact: before any
+ * slot of it is handed out (and could be linked from durable data), the
+ * word says so no more, durably: else a crash would leave a live object in
+ * a slot the bitmap calls free. Once per run per open. */
+static void run_inexact(cairn_pool *pool, struct run *r)
+{
+    pthread_mutex_lock(&pool->heap.lock);
+    if (atomic_load(&r->pm_exact)) {
+        table_write(pool, r->chunk, CK_RUN, r->cls, true);
+        cairn__ofence_pool(pool);
+        atomic_store(&r->pm_exact, 0);
+    }
+    pthread_mutex_unlock(&pool->heap.lock);
+}
+
 static struct run *refill(cairn_pool *pool, int cls, struct run *old)
 {
     if (old) release_run(pool, old);
@@ -358,6 +375,7 @@ static struct run *refill(cairn_pool *pool, int cls, struct run *old)
     }
     if (r) atomic_store(&r->owned, 1);
     pthread_mutex_unlock(&h->lock);
+    if (r && atomic_load(&r->pm_exact)) run_inexact(pool, r);
     if (!r && (r = fresh_run(pool, cls))) atomic_store(&r->owned, 1);
     return r;
 }
@@ -516,8 +534,21 @@ void cairn__free_raw(cairn_pool *pool, void *ptr)
 }
 
 /* ---- clean close / clean open ---- */
+/* The bitmaps first, fenced, then the table words that call them exact
+ * (CAIRN_RUN_EXACT): a crash in between leaves a word that still says
+ * exact only over a bitmap that lost frees (torn or not), never one that
+ * lost an allocation, since no slot of such a run was handed out. */
 void cairn__heap_write_back(cairn_pool *pool)
 {
+    for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
+        if (pool->heap.ck_kind[g] != CK_RUN) continue;
+        struct run *r = pool->heap.ck_run[g];
+        if ((uint32_t)atomic_load(&r->nfree) == r->nslots) continue;
+        uint32_t words = (r->nslots + 63) / 64;
+        for (uint32_t i = 0; i < words; i++) r->pm_bitmap[i] = atomic_load(&r->bits[i]);
+        if (!CAIRN_MUTATED(ALLOC_BITMAP_FLUSH)) cairn__flush_range(pool, r->pm_bitmap, words * 8);
+    }
+    cairn__ofence_pool(pool);
     for (uint64_t g = 0; g < pool->heap.nchunks; g++) {
         switch (pool->heap.ck_kind[g]) {
         case CK_RUN: {
@@ -527,10 +558,8 @@ void cairn__heap_write_back(cairn_pool *pool)
                 table_write(pool, g, CK_FREE, 0, true);
                 break;
             }
-            uint32_t words = (r->nslots + 63) / 64;
-            for (uint32_t i = 0; i < words; i++) r->pm_bitmap[i] = atomic_load(&r->bits[i]);
-            if (!CAIRN_MUTATED(ALLOC_BITMAP_FLUSH)) cairn__flush_range(pool, r->pm_bitmap, words * 8);
-            table_write(pool, g, CK_RUN, r->cls, true);
+            table_write(pool, g, CK_RUN, r->cls | CAIRN_RUN_EXACT, true);
+            atomic_store(&r->pm_exact, 1);
             break;
         }
         case CK_LARGE: table_write(pool, g, CK_LARGE, pool->heap.ck_arg[g], true); break;
@@ -587,8 +616,11 @@ int cairn__heap_load_table(cairn_pool *pool)
         }
         unsigned kind = w & 0xff;
         uint64_t arg = (w >> 8) & 0xffffffffu;
-        if (kind == CK_RUN && arg < CAIRN_NCLASSES && pool->heap.ck_kind[g] == CK_FREE) {
-            if (!cairn__run_new(pool, g, (int)arg)) return -1;
+        uint64_t cls = arg & ~(uint64_t)CAIRN_RUN_EXACT;
+        if (kind == CK_RUN && cls < CAIRN_NCLASSES && pool->heap.ck_kind[g] == CK_FREE) {
+            struct run *r = cairn__run_new(pool, g, (int)cls);
+            if (!r) return -1;
+            atomic_store(&r->pm_exact, (arg & CAIRN_RUN_EXACT) != 0);
         } else if (kind == CK_LARGE && arg >= 1 && g + arg <= pool->heap.nchunks &&
                    (g % CAIRN_ZONE_CHUNKS) + arg <= CAIRN_ZONE_CHUNKS) {
             bool whole = true;
@@ -623,9 +655,11 @@ int cairn__heap_load_clean(cairn_pool *pool)
         unsigned kind = w & 0xff;
         uint64_t arg = (w >> 8) & 0xffffffffu;
         if (kind == CK_RUN) {
-            if (arg >= CAIRN_NCLASSES) goto corrupt;
-            struct run *r = cairn__run_new(pool, g, (int)arg);
+            uint64_t cls = arg & ~(uint64_t)CAIRN_RUN_EXACT;
+            if (cls >= CAIRN_NCLASSES) goto corrupt;
+            struct run *r = cairn__run_new(pool, g, (int)cls);
             if (!r) return -1;
+            atomic_store(&r->pm_exact, (arg & CAIRN_RUN_EXACT) != 0);
             uint32_t words = (r->nslots + 63) / 64;
             int32_t set = 0;
             for (uint32_t i = 0; i < words; i++) {

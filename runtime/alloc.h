@@ -12,6 +12,12 @@
 /* ---- chunk table word ----
  *   bits 0..7 kind, 8..39 arg (size class / number of chunks), 40..63 check */
 enum chunk_kind { CK_FREE = 0, CK_RUN = 1, CK_LARGE = 2, CK_CONT = 3, CK_TABLE = 4 /* volatile only */ };
+/* In a run's arg, beside its size class: the run's bitmap on media holds
+ * every object allocated in it (written by a clean close, no slot of the
+ * run handed out since). Its free slots are then free at a crash too, and
+ * the open after the crash hands them out before the background mark ends
+ * (gc.c). The first slot taken from such a run clears the bit durably. */
+#define CAIRN_RUN_EXACT 0x10000u
 
 /* ---- size classes ---- */
 #define CAIRN_NCLASSES 44
@@ -33,6 +39,8 @@ struct run {
     struct run *next;                 /* partial list link */
     uint32_t hint;
     uint64_t *gcmark;                 /* background mark (gc.c): set while this run is old */
+    uint64_t *gcfree;                 /* background mark: slots free at the snapshot (exact runs) */
+    _Atomic int pm_exact;             /* its table word carries CAIRN_RUN_EXACT */
 };
 
 /* The slot of r that holds p (p at or past r->slots). */

@@ -65,6 +65,7 @@ static void check_table(cairn_pool *pool, struct ctx *c)
         uint64_t arg = (w >> 8) & 0xffffffffu;
         if (kind == CK_RUN) {
             c->rep->run_chunks++;
+            arg &= ~(uint64_t)CAIRN_RUN_EXACT;
             if (arg >= CAIRN_NCLASSES)
                 say(c, "error", "chunk %llu: run of unknown size class %llu",
                     (unsigned long long)g, (unsigned long long)arg);

@@ -36,7 +36,10 @@
  * this machine). So the open rolls back the lanes, loads the chunk table,
  * takes the snapshot and returns; the thread then marks and sweeps the old
  * runs and large objects while the program runs. New objects come from
- * new runs and free chunks and are never swept.
+ * new runs, free chunks, and the free slots of runs whose bitmap a clean
+ * close left exact and no allocation has touched since (CAIRN_RUN_EXACT:
+ * a full pool's first allocation need not wait for the mark), and are
+ * never swept.
  *
  * The program changes the graph while the thread marks, so the mark is
  * snapshot-at-the-beginning (Yuasa): every object reachable at the open is
@@ -130,8 +133,13 @@ static inline int scan_words(const uint64_t *w, const uint64_t *end, uint64_t ta
 
 /* Every chunk that exists now is old; every old run counts as full (no
  * slot of it is handed out until the sweep), so nothing the mark may
- * still scan is reused. */
-static int snapshot_take(cairn_pool *pool)
+ * still scan is reused. Except, with exact (the background driver), a run
+ * whose table word says its bitmap on media is exact (CAIRN_RUN_EXACT,
+ * alloc.c): the slots that bitmap calls free were free at the crash, so
+ * they are handed out at once (the first allocation after a crash in a
+ * full pool no longer waits for the mark), and the sweep leaves them
+ * alone (gcfree): what is allocated in them now is new. */
+static int snapshot_take(cairn_pool *pool, bool exact)
 {
     pool->gc.nchunks = pool->heap.nchunks;
     pool->gc.old = calloc(pool->heap.nchunks ? pool->heap.nchunks : 1, 1);
@@ -150,6 +158,23 @@ static int snapshot_take(cairn_pool *pool)
             }
             atomic_store(&r->nfree, 0);            /* full: nothing is taken from it */
             pool->gc.old[g] = 1;
+            if (exact && atomic_load(&r->pm_exact)) {
+                r->gcfree = calloc(words, 8);
+                if (!r->gcfree) goto oom;
+                int32_t set = 0;
+                for (uint32_t i = 0; i < words; i++) {
+                    uint32_t valid = r->nslots - i * 64 < 64 ? r->nslots - i * 64 : 64;
+                    uint64_t vm = valid == 64 ? ~(uint64_t)0 : (((uint64_t)1 << valid) - 1);
+                    uint64_t b = r->pm_bitmap[i] & vm;
+                    atomic_store(&r->bits[i], b);
+                    r->gcfree[i] = ~b & vm;
+                    set += __builtin_popcountll(b);
+                }
+                atomic_store(&r->nfree, (int32_t)r->nslots - set);
+                used += (uint64_t)set * r->slot_size;
+                if (set < (int32_t)r->nslots) cairn__run_relist(pool, r);
+                break;
+            }
             used += (uint64_t)r->nslots * r->slot_size;
             break;
         }
@@ -173,6 +198,8 @@ oom:
         if (pool->heap.ck_kind[g] == CK_RUN && pool->heap.ck_run[g]) {
             free(pool->heap.ck_run[g]->gcmark);
             pool->heap.ck_run[g]->gcmark = NULL;
+            free(pool->heap.ck_run[g]->gcfree);
+            pool->heap.ck_run[g]->gcfree = NULL;
         }
     free(pool->gc.old);
     pool->gc.old = NULL;
@@ -191,6 +218,8 @@ static void snapshot_drop(cairn_pool *pool)
         if (pool->gc.old[g] && pool->heap.ck_kind[g] == CK_RUN) {
             free(pool->heap.ck_run[g]->gcmark);
             pool->heap.ck_run[g]->gcmark = NULL;
+            free(pool->heap.ck_run[g]->gcfree);
+            pool->heap.ck_run[g]->gcfree = NULL;
         }
         pool->heap.ck_mark[g] = 0;
     }
@@ -237,6 +266,17 @@ static int mark_old(cairn_pool *pool, uint64_t off, char **start, const uint64_t
     }
     *start = obj;
     return 1;
+}
+
+/* Was obj's slot free at the snapshot (an exact run's)? Then the sweep
+ * leaves it: whatever holds it now was allocated after the open. */
+static bool snapshot_free(cairn_pool *pool, const char *obj)
+{
+    uint64_t g = (cairn__off(pool, obj) - pool->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
+    if (pool->heap.ck_kind[g] != CK_RUN || !pool->heap.ck_run[g]->gcfree) return false;
+    struct run *r = pool->heap.ck_run[g];
+    uint64_t slot = cairn__run_slot(r, obj);
+    return r->gcfree[slot / 64] & ((uint64_t)1 << (slot % 64));
 }
 
 /* Did the mark reach obj, the start of an old object? */
@@ -338,8 +378,9 @@ static uint64_t sweep(cairn_pool *pool, bool opening)
             uint32_t words = (r->nslots + 63) / 64;
             int32_t n = 0;
             for (uint32_t i = 0; i < words; i++) {
-                uint64_t before = atomic_fetch_and(&r->bits[i], r->gcmark[i]);
-                n += __builtin_popcountll(before & ~r->gcmark[i]);
+                uint64_t keep = r->gcmark[i] | (r->gcfree ? r->gcfree[i] : 0);
+                uint64_t before = atomic_fetch_and(&r->bits[i], keep);
+                n += __builtin_popcountll(before & ~keep);
             }
             if (n) {
                 atomic_fetch_add(&r->nfree, n);
@@ -364,7 +405,8 @@ static uint64_t sweep(cairn_pool *pool, bool opening)
     }
     for (size_t i = 0; i < pool->gc.dn; i++) {
         char *p = pool->gc.deferred[i];
-        if (marked(pool, p)) cairn__free_raw(pool, p);   /* unmarked: the sweep freed it */
+        /* unmarked and allocated at the snapshot: the sweep freed it */
+        if (marked(pool, p) || snapshot_free(pool, p)) cairn__free_raw(pool, p);
     }
     if (!CAIRN_MUTATED(GC_OFENCE))
         cairn__ofence_pool(pool);                       /* table words of freed chunks */
@@ -391,9 +433,9 @@ static double gc_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int gc_begin(cairn_pool *pool)
+static int gc_begin(cairn_pool *pool, bool exact)
 {
-    if (cairn__heap_load_table(pool) || snapshot_take(pool)) return -1;
+    if (cairn__heap_load_table(pool) || snapshot_take(pool, exact)) return -1;
     gc_slow_seam = getenv("CAIRN_TEST_GC_SLOW") != NULL;
     atomic_store(&pool->gc.active, 1);
     return 0;
@@ -403,7 +445,7 @@ static int gc_begin(cairn_pool *pool)
  * pool's background state stays GC_NONE. */
 int cairn__gc_rebuild(cairn_pool *pool, uint64_t *objects, uint64_t *freed_bytes)
 {
-    if (gc_begin(pool)) return -1;
+    if (gc_begin(pool, false)) return -1;
     int rc = collect(pool, true, objects, freed_bytes);
     if (rc) cairn__err(ENOMEM, "%s: out of memory while marking the heap; free memory and "
                        "open the pool again", pool->path);
@@ -433,7 +475,7 @@ static void *gc_main(void *arg)
 /* In a thread of its own, while the program runs (the default). */
 int cairn__gc_start(cairn_pool *pool)
 {
-    if (gc_begin(pool)) return -1;
+    if (gc_begin(pool, true)) return -1;
     pool->gc.state = GC_RUNNING;
     /* the thread takes no signals: they belong to the program's threads */
     sigset_t all, old;
@@ -523,7 +565,8 @@ bool cairn__gc_wait_if_running(cairn_pool *pool)
 /* In a fork child (fork.c): the background mark's thread stayed in the
  * parent, so the child neither waits for it nor defers frees for it, and
  * gets a fresh lock (the thread may have held it at the fork). Runs that
- * were old stay full in the child; its copy or view is never written back. */
+ * were old stay as the snapshot left them (full, or an exact run's free
+ * slots free) in the child; its copy or view is never written back. */
 void cairn__gc_forget_in_child(cairn_pool *p)
 {
     pthread_mutex_init(&p->gc.lock, NULL);

@@ -49,8 +49,12 @@
 #include "persist.h"
 #include <assert.h>
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #define BIG_RANGE 4096u     /* ranges longer than this are tracked as ranges */
 #define EXT_MIN   ((uint64_t)1 << 20)
@@ -437,6 +441,34 @@ static bool lane_try(cairn_pool *pool, unsigned l)
            atomic_compare_exchange_strong(&pool->lanes.vol[l].busy, &free_, 1);
 }
 
+/* The hand-off between a releaser and a thread waiting for a lane (all 64
+ * busy) is a Dekker pattern: the releaser clears its flag, then loads the
+ * waiter count; a waiter counts itself, then loads the flags. Each side
+ * needs its store ordered before its load, or both can miss the other and
+ * the waiter sleeps with a lane free. The releaser runs on every commit,
+ * the waiter almost never, so the full barrier is asymmetric: the releaser
+ * clears its flag with a plain release store (a seq_cst store is an xchg,
+ * which waits for the transaction's non-temporal stores to drain and was
+ * the top cost of an 8-byte transaction), and the waiter, after counting
+ * itself, runs membarrier(PRIVATE_EXPEDITED), which executes a full
+ * barrier on every running thread of the process (a thread not running
+ * passed one when it was switched out). So for each releaser either its
+ * load of the count comes after that barrier and sees the waiter, which it
+ * wakes under the lock, or its store came before it and the waiter's scan
+ * sees the free flag. Where membarrier is refused (an old kernel, a seccomp
+ * filter), the waiter cannot rely on being woken and rescans every
+ * millisecond instead. */
+static bool lane_barrier(void)
+{
+    static _Atomic int state;          /* 0: not tried, 1: registered, -1: refused */
+    int s = atomic_load_explicit(&state, memory_order_acquire);
+    if (s == 0) {
+        s = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 1 : -1;
+        atomic_store_explicit(&state, s, memory_order_release);
+    }
+    return s == 1 && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
 static unsigned lane_acquire(cairn_pool *pool)
 {
     static _Atomic unsigned next_hint;
@@ -444,11 +476,10 @@ static unsigned lane_acquire(cairn_pool *pool)
                                      : atomic_fetch_add(&next_hint, 1) % CAIRN_NLANES;
     for (unsigned k = 0; k < CAIRN_NLANES; k++)
         if (lane_try(pool, (start + k) % CAIRN_NLANES)) return (start + k) % CAIRN_NLANES;
-    /* all 64 busy: wait. A releaser clears its flag, then looks for waiters;
-     * a waiter counts itself, then looks for a clear flag (both seq_cst),
-     * so one of them sees the other and no wake-up is lost. */
+    /* all 64 busy: count this thread, barrier, then wait (see above) */
     pthread_mutex_lock(&pool->lanes.lock);
     atomic_fetch_add(&pool->lanes.waiters, 1);
+    bool woken = lane_barrier();
     for (;;) {
         for (unsigned k = 0; k < CAIRN_NLANES; k++) {
             unsigned l = (start + k) % CAIRN_NLANES;
@@ -458,14 +489,22 @@ static unsigned lane_acquire(cairn_pool *pool)
                 return l;
             }
         }
-        pthread_cond_wait(&pool->lanes.cond, &pool->lanes.lock);
+        if (woken) {
+            pthread_cond_wait(&pool->lanes.cond, &pool->lanes.lock);
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 1000000;
+            if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+            pthread_cond_timedwait(&pool->lanes.cond, &pool->lanes.lock, &ts);
+        }
     }
 }
 
 static void lane_release(cairn_pool *pool, unsigned lane)
 {
-    atomic_store(&pool->lanes.vol[lane].busy, 0);
-    if (atomic_load(&pool->lanes.waiters)) {
+    atomic_store_explicit(&pool->lanes.vol[lane].busy, 0, memory_order_release);
+    if (atomic_load_explicit(&pool->lanes.waiters, memory_order_relaxed)) {
         pthread_mutex_lock(&pool->lanes.lock);
         pthread_cond_broadcast(&pool->lanes.cond);
         pthread_mutex_unlock(&pool->lanes.lock);

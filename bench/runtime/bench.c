@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum op_kind { OP_TX_UPDATE8, OP_TX_RANGES, OP_ALLOC_FREE, OP_TX_ALLOC_FREE };
+enum op_kind { OP_TX_UPDATE8, OP_TX_RANGES, OP_ALLOC_FREE, OP_TX_ALLOC_FREE, OP_TX_INSERT_DELETE };
 
 struct op {
     const char *name;
@@ -49,6 +49,8 @@ static const struct op all_ops[] = {
     {"tx_alloc_free_64B",   OP_TX_ALLOC_FREE, 64},
     {"tx_alloc_free_1KiB",  OP_TX_ALLOC_FREE, 1024},
     {"tx_alloc_free_4KiB",  OP_TX_ALLOC_FREE, 4096},
+    {"tx_insert_delete_64B",  OP_TX_INSERT_DELETE, 64},
+    {"tx_insert_delete_1KiB", OP_TX_INSERT_DELETE, 1024},
 };
 #define N_OPS (sizeof all_ops / sizeof all_ops[0])
 
@@ -74,6 +76,7 @@ static inline void run_op(void *ts, const struct op *op, uint64_t i)
     case OP_TX_RANGES:     be->tx_update_ranges(ts, i); break;
     case OP_ALLOC_FREE:    be->alloc_free(ts, op->size); break;
     case OP_TX_ALLOC_FREE: be->tx_alloc_free(ts, op->size); break;
+    case OP_TX_INSERT_DELETE: be->tx_insert_delete(ts, i, op->size); break;
     }
 }
 

@@ -22,6 +22,7 @@
 #define BENCH_TX_RANGES     8      /* ranges in the "tx 8 x 64 B" operation */
 #define BENCH_RANGE_BYTES   64
 #define BENCH_OBJ_BYTES     4096   /* per-thread object the tx ops update */
+#define BENCH_LIST_SLOTS    64     /* per-thread list heads in the micro pool's root */
 
 /* The linked list of the open-time benchmark: 1 KiB objects. */
 #define BENCH_NODE_BYTES    1024
@@ -61,6 +62,10 @@ struct bench_backend {
     void  (*tx_update_ranges)(void *ts, uint64_t i);
     void  (*alloc_free)(void *ts, size_t size);
     void  (*tx_alloc_free)(void *ts, size_t size);
+    /* one transaction allocates a node of size bytes, fills it and links it
+     * at the head of the thread's list hung off the root; a second unlinks
+     * the head and frees it */
+    void  (*tx_insert_delete)(void *ts, uint64_t i, size_t size);
     /* self-reported counters of the calling thread; NULL if none */
     void  (*counts_reset)(void);
     void  (*counts_get)(struct bench_counts *out);

@@ -17,9 +17,20 @@
 
 static cairn_pool *pool;
 
+/* the insert/delete operation's list: a node's first word links the next */
+struct cn_lnode {
+    struct cn_lnode *next;  /* relative form in the pool: cairn_ptr_store/load */
+    unsigned char payload[];
+};
+struct cn_lroot {
+    struct { struct cn_lnode *head; char pad[56]; } slot[BENCH_LIST_SLOTS];
+};
+static struct cn_lroot *lroot;
+
 struct cn_thread {
     char *obj;          /* this thread's object */
     char *area;         /* a 64-byte aligned area inside it */
+    struct cn_lnode **head;   /* this thread's list head in the root */
 };
 
 static void fail(const char *what)
@@ -31,7 +42,10 @@ static void fail(const char *what)
 static int cn_pool_create(const char *path, size_t size)
 {
     pool = cairn_pool_create(path, LAYOUT_MICRO, size);
-    return pool ? 0 : -1;
+    if (!pool)
+        return -1;
+    lroot = CAIRN_ROOT(pool, struct cn_lroot);
+    return lroot ? 0 : -1;
 }
 
 static void cn_pool_close(void)
@@ -42,10 +56,10 @@ static void cn_pool_close(void)
 
 static void *cn_thread_init(int tid)
 {
-    (void)tid;
     struct cn_thread *t = calloc(1, sizeof *t);
     if (!t || !(t->obj = cairn_alloc(pool, BENCH_OBJ_BYTES + 64)))
         return NULL;
+    t->head = &lroot->slot[tid % BENCH_LIST_SLOTS].head;
     t->area = t->obj + (64 - (uintptr_t)t->obj % 64) % 64;
     return t;
 }
@@ -104,6 +118,28 @@ static void cn_tx_alloc_free(void *ts, size_t size)
     if (cairn_tx_begin(pool))
         fail("cairn_tx_begin");
     cairn_free(p);
+    if (cairn_tx_commit())
+        fail("cairn_tx_commit");
+}
+
+static void cn_tx_insert_delete(void *ts, uint64_t i, size_t size)
+{
+    struct cn_thread *t = ts;
+    if (cairn_tx_begin(pool))
+        fail("cairn_tx_begin");
+    struct cn_lnode *n = cairn_alloc(pool, size);
+    if (!n)
+        fail("cairn_alloc in a transaction");
+    memset(n->payload, (int)(i & 0x7f), size - sizeof n->next);
+    cairn_ptr_store(&n->next, cairn_ptr_load(t->head));
+    cairn_ptr_store(t->head, n);           /* snapshots the head in the tx */
+    if (cairn_tx_commit())
+        fail("cairn_tx_commit");
+    if (cairn_tx_begin(pool))
+        fail("cairn_tx_begin");
+    struct cn_lnode *h = cairn_ptr_load(t->head);
+    cairn_ptr_store(t->head, cairn_ptr_load(&h->next));
+    cairn_free(h);
     if (cairn_tx_commit())
         fail("cairn_tx_commit");
 }
@@ -243,6 +279,7 @@ const struct bench_backend bench_backend = {
     .tx_update_ranges = cn_tx_update_ranges,
     .alloc_free = cn_alloc_free,
     .tx_alloc_free = cn_tx_alloc_free,
+    .tx_insert_delete = cn_tx_insert_delete,
     .counts_reset = cairn_stats_reset,
     .counts_get = cn_counts_get,
     .list_fill = cn_list_fill,

@@ -24,7 +24,18 @@ enum { TYPE_WORK = 1, TYPE_SCRATCH = 2, TYPE_NODE = 3 };
 
 static PMEMobjpool *pop;
 
+/* the insert/delete operation's list */
+struct pm_lnode {
+    PMEMoid next;
+    unsigned char payload[];
+};
+struct pm_lroot {
+    struct { PMEMoid head; char pad[48]; } slot[BENCH_LIST_SLOTS];
+};
+static struct pm_lroot *lroot;
+
 struct pm_thread {
+    PMEMoid *head;      /* this thread's list head in the root */
     PMEMoid obj;        /* this thread's object */
     uint64_t off;       /* offset in obj of a 64-byte aligned area */
     char *area;         /* its address */
@@ -40,7 +51,10 @@ static void fail(const char *what)
 static int pm_pool_create(const char *path, size_t size)
 {
     pop = pmemobj_create(path, LAYOUT_MICRO, size, 0600);
-    return pop ? 0 : -1;
+    if (!pop)
+        return -1;
+    lroot = pmemobj_direct(pmemobj_root(pop, sizeof *lroot));
+    return lroot ? 0 : -1;
 }
 
 static void pm_pool_close(void)
@@ -51,10 +65,10 @@ static void pm_pool_close(void)
 
 static void *pm_thread_init(int tid)
 {
-    (void)tid;
     struct pm_thread *t = calloc(1, sizeof *t);
     if (!t || pmemobj_zalloc(pop, &t->obj, BENCH_OBJ_BYTES + 64, TYPE_WORK))
         return NULL;
+    t->head = &lroot->slot[tid % BENCH_LIST_SLOTS].head;
     char *p = pmemobj_direct(t->obj);
     t->off = (uint64_t)((64 - (uintptr_t)p % 64) % 64);
     t->area = p + t->off;
@@ -113,6 +127,32 @@ static void pm_tx_alloc_free(void *ts, size_t size)
         pmemobj_tx_free(t->scratch);
     } TX_ONABORT {
         fail("pmemobj_tx_free");
+    } TX_END
+}
+
+/* pmemobj_tx_alloc (not zalloc): the node is filled whole, as a PMDK user
+ * who writes every byte would allocate it */
+static void pm_tx_insert_delete(void *ts, uint64_t i, size_t size)
+{
+    struct pm_thread *t = ts;
+    TX_BEGIN(pop) {
+        PMEMoid n = pmemobj_tx_alloc(size, TYPE_NODE);
+        struct pm_lnode *p = pmemobj_direct(n);
+        memset(p->payload, (int)(i & 0x7f), size - sizeof p->next);
+        p->next = *t->head;
+        pmemobj_tx_add_range_direct(t->head, sizeof *t->head);
+        *t->head = n;
+    } TX_ONABORT {
+        fail("tx_insert_delete: insert");
+    } TX_END
+    TX_BEGIN(pop) {
+        PMEMoid h = *t->head;
+        struct pm_lnode *p = pmemobj_direct(h);
+        pmemobj_tx_add_range_direct(t->head, sizeof *t->head);
+        *t->head = p->next;
+        pmemobj_tx_free(h);
+    } TX_ONABORT {
+        fail("tx_insert_delete: delete");
     } TX_END
 }
 
@@ -238,6 +278,7 @@ const struct bench_backend bench_backend = {
     .tx_update_ranges = pm_tx_update_ranges,
     .alloc_free = pm_alloc_free,
     .tx_alloc_free = pm_tx_alloc_free,
+    .tx_insert_delete = pm_tx_insert_delete,
     .list_fill = pm_list_fill,
     .list_open = pm_list_open,
     .list_churn = pm_list_churn,

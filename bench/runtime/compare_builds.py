@@ -27,12 +27,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def run_one(build, out, quick, threads):
-    cmd = [sys.executable, "-m", "cairn", "bench", "runtime", "--threads", threads, "--json", out]
+def run_one(build, out, quick, threads, parts):
+    cmd = [sys.executable, "-m", "cairn", "bench", "runtime", "--threads", threads, "--json", out,
+           "--parts", parts]
     if quick:
         cmd.append("--quick")
+    # the programs' RUNPATH names the directory they were built in: a copied
+    # build must still load its own libcairn
     env = dict(os.environ, CAIRN_BUILD=os.path.abspath(build),
-               PYTHONPATH=os.path.join(ROOT, "python"))
+               PYTHONPATH=os.path.join(ROOT, "python"),
+               LD_LIBRARY_PATH=os.path.join(os.path.abspath(build), "runtime"))
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit(f"compare_builds: `{' '.join(cmd)}` with CAIRN_BUILD={build} failed "
@@ -53,9 +57,17 @@ def verdict(s):
 def compare(pairs):
     """pairs: [(base run, new run)] -> the summary written to JSON."""
     micro = []
-    for k, ms in enumerate(pairs[0][0]["micro_summary"]):
-        base = [a["micro_summary"][k] for a, _ in pairs]
-        new = [b["micro_summary"][k] for _, b in pairs]
+
+    def by_key(run):
+        return {(m["op"], m["threads"]): m for m in run.get("micro_summary", [])
+                if "cairn" in m and "ratio" in m}
+    keyed = [(by_key(a), by_key(b)) for a, b in pairs]
+    for ms in pairs[0][0].get("micro_summary", []):
+        key = (ms["op"], ms["threads"])
+        if not all(key in a and key in b for a, b in keyed):
+            continue            # an operation one of the builds lacks
+        base = [a[key] for a, _ in keyed]
+        new = [b[key] for _, b in keyed]
         raw = spread([n["cairn"]["ops_per_s"] / b["cairn"]["ops_per_s"] for b, n in zip(base, new)])
         norm = spread([n["ratio"] / b["ratio"] for b, n in zip(base, new)])
         micro.append(dict(
@@ -100,8 +112,15 @@ def main():
     p.add_argument("--pairs", type=int, default=4, help="alternating pairs (default 4)")
     p.add_argument("--threads", default="1", help="thread counts for the runner (default 1)")
     p.add_argument("--quick", action="store_true", help="the runner's quick setting")
+    p.add_argument("--parts", default="micro,counts,open",
+                   help="the runner's parts (default micro,counts,open)")
     p.add_argument("--json", required=True, help="where the summary goes")
     p.add_argument("--keep", metavar="DIR", help="also keep every run's own JSON in DIR")
+    p.add_argument("--base-commit", metavar="SHA",
+                   help="the commit the base build was made from (a copied build dir reports "
+                        "the source tree's, which may have moved on)")
+    p.add_argument("--from-kept", metavar="DIR",
+                   help="run nothing: summarize the runs an earlier --keep DIR kept")
     a = p.parse_args()
     if a.pairs < 1:
         sys.exit("compare_builds: --pairs must be at least 1")
@@ -110,11 +129,19 @@ def main():
             sys.exit(f"compare_builds: {b} has no bench/ directory: give a build directory "
                      "made by scripts/build.sh")
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if a.from_kept:
+        with open(os.path.join(a.from_kept, "base0.json")) as f:
+            started = json.load(f).get("started", started)
     pairs = []
     with tempfile.TemporaryDirectory(prefix="cairn-compare-") as tmp:
         for i in range(a.pairs):
-            base = run_one(a.base, os.path.join(tmp, f"base{i}.json"), a.quick, a.threads)
-            new = run_one(a.new, os.path.join(tmp, f"new{i}.json"), a.quick, a.threads)
+            if a.from_kept:
+                with open(os.path.join(a.from_kept, f"base{i}.json")) as fb, \
+                        open(os.path.join(a.from_kept, f"new{i}.json")) as fn:
+                    pairs.append((json.load(fb), json.load(fn)))
+                continue
+            base = run_one(a.base, os.path.join(tmp, f"base{i}.json"), a.quick, a.threads, a.parts)
+            new = run_one(a.new, os.path.join(tmp, f"new{i}.json"), a.quick, a.threads, a.parts)
             pairs.append((base, new))
             if a.keep:
                 os.makedirs(a.keep, exist_ok=True)
@@ -126,7 +153,7 @@ def main():
                quick=a.quick, threads=a.threads,
                command="python3 bench/runtime/compare_builds.py " + " ".join(sys.argv[1:]),
                started=started, source=pairs[0][1]["source"],
-               base_commit=pairs[0][0]["source"]["commit"], new_commit=pairs[0][1]["source"]["commit"],
+               base_commit=a.base_commit or pairs[0][0]["source"]["commit"], new_commit=pairs[0][1]["source"]["commit"],
                **compare(pairs))
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)

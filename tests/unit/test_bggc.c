@@ -194,6 +194,16 @@ static void count(void *ctx, const char *sev, const char *msg)
     if (!strcmp(sev, "warning") && strstr(msg, "leaked")) { leaks++; fprintf(stderr, "  check: %s\n", msg); }
 }
 
+/* close p cleanly; the file then checks with no error and no leak */
+static void close_and_check(cairn_pool *p)
+{
+    CHECK(cairn_pool_close(p) == 0);
+    errors = leaks = 0;
+    struct cairn_check_report rep;
+    CHECK(cairn__check_file(PATH, true, count, NULL, &rep) == 0);
+    CHECK(errors == 0 && leaks == 0);
+}
+
 /* after the mark, the pool holds exactly what the root reaches plus what
  * the poisoning allocations took (those are leaks, and the only ones) */
 static void consistent_after(void)
@@ -246,11 +256,7 @@ static void crash_during_mark(void)
     CHECK(r->b == r->a && r->a != 0);               /* the committed change stayed */
     uint64_t n;
     CHECK(walk(p, &n) == 0);
-    CHECK(cairn_pool_close(p) == 0);
-    errors = leaks = 0;
-    struct cairn_check_report rep;
-    CHECK(cairn__check_file(PATH, true, count, NULL, &rep) == 0);
-    CHECK(errors == 0 && leaks == 0);
+    close_and_check(p);
     unlink(PATH);
 }
 
@@ -300,6 +306,163 @@ static void sync_mark(void)
     unlink(PATH);
 }
 
+/* Runs whose bitmap a clean close left exact (CAIRN_RUN_EXACT, alloc.c):
+ * after a crash their free slots are handed out before the mark ends, and
+ * a run that gave out a slot after that close is not trusted. The pool:
+ * list a of 32-byte nodes and list c of 64-byte ones, every other node of
+ * each freed, closed cleanly; then a session allocates L (32 bytes: its
+ * run is no longer exact) and dies. After the crash, while the mark runs:
+ * the first 64-byte allocation lands in c's old run; no 32-byte one lands
+ * on L or on a node of a; half the 64-byte ones are freed again (the
+ * sweep must free them, not leak them) and the rest linked from new
+ * 32-byte nodes only (the sweep must keep them though the mark never
+ * reaches them). Afterwards everything reachable is intact and allocated,
+ * and nothing leaked. */
+struct big { uint64_t next; uint64_t val; uint64_t pad[6]; };
+struct xroot { uint64_t a, c, l; };
+enum { XN = 4000 };
+
+static void exact_build(void *arg)
+{
+    (void)arg;
+    cairn_pool *p = cairn_pool_create(PATH, "bggcx", 64 << 20);
+    if (!p) _exit(3);
+    struct xroot *r = CAIRN_ROOT(p, struct xroot);
+    for (int i = 0; i < XN; i++) {
+        CAIRN_TX(p) {
+            struct node *x = cairn_alloc(p, sizeof *x);
+            struct big *b = cairn_alloc(p, sizeof *b);
+            x->val = (uint64_t)i;
+            b->val = (uint64_t)i * 3;
+            cairn_ptr_store(&x->next, cairn_ptr_load(&r->a));
+            cairn_ptr_store(&r->a, x);
+            cairn_ptr_store(&b->next, cairn_ptr_load(&r->c));
+            cairn_ptr_store(&r->c, b);
+        }
+    }
+    for (int list = 0; list < 2; list++) {          /* free every other node */
+        uint64_t *prev = list ? &r->c : &r->a;
+        for (int i = 0; cairn_ptr_load(prev); i++) {
+            uint64_t *next = cairn_ptr_load(prev);  /* next is each node's first word */
+            if (i % 2) {
+                CAIRN_TX(p) {
+                    cairn_ptr_store(prev, cairn_ptr_load(next));
+                    cairn_free(next);
+                }
+            } else {
+                prev = next;
+            }
+        }
+    }
+    _exit(cairn_pool_close(p) ? 4 : 0);
+}
+
+static void exact_touch_and_crash(void *arg)
+{
+    (void)arg;
+    cairn_pool *p = cairn_pool_open(PATH, "bggcx");
+    if (!p) _exit(3);
+    struct xroot *r = CAIRN_ROOT(p, struct xroot);
+    CAIRN_TX(p) {
+        struct node *l = cairn_alloc(p, sizeof *l);
+        l->val = 777777;
+        cairn_ptr_store(&r->l, l);
+    }
+    _exit(0);
+}
+
+static int cmp_ptr(const void *x, const void *y)
+{
+    uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void exact_runs_after_crash(void)
+{
+    PATH = t_path("bggcx");
+    char err[1024];
+    int st = t_child(exact_build, NULL, err, sizeof err);
+    if (st) fprintf(stderr, "  build child (status %d): %s\n", st, err);
+    REQUIRE(st == 0);
+    REQUIRE(t_child(exact_touch_and_crash, NULL, NULL, 0) == 0);
+    setenv("CAIRN_TEST_GC_SLOW", "1", 1);
+    cairn_pool *p = cairn_pool_open(PATH, "bggcx");
+    unsetenv("CAIRN_TEST_GC_SLOW");
+    REQUIRE(p);
+    CHECK(gc_state(p) == GC_RUNNING);
+    struct xroot *r = CAIRN_ROOT(p, struct xroot);
+    struct node *L = cairn_ptr_load(&r->l);
+    REQUIRE(L && L->val == 777777);
+    uintptr_t *live = malloc((XN + 1) * sizeof *live);
+    size_t nlive = 0;
+    for (struct node *x = cairn_ptr_load(&r->a); x; x = cairn_ptr_load(&x->next))
+        live[nlive++] = (uintptr_t)x;
+    live[nlive++] = (uintptr_t)L;
+    qsort(live, nlive, sizeof *live, cmp_ptr);
+    struct big *c = cairn_ptr_load(&r->c);
+    REQUIRE(c);
+    uint64_t c_chunk = (cairn__off(p, c) - p->hdr->heap_off) >> CAIRN_CHUNK_SHIFT;
+
+    enum { NEW = XN / 2 + 100 };
+    struct big **bigs = malloc(NEW * sizeof *bigs);
+    struct node **smalls = malloc(NEW * sizeof *smalls);
+    CAIRN_TX(p) {
+        bigs[0] = cairn_alloc(p, sizeof **bigs);
+    }
+    CHECK(atomic_load(&p->gc.active));              /* before the mark ended */
+    REQUIRE(bigs[0]);
+    CHECK(((cairn__off(p, bigs[0]) - p->hdr->heap_off) >> CAIRN_CHUNK_SHIFT) == c_chunk);
+    int overlaps = 0;
+    for (int i = 0; i < NEW; i++) {
+        CAIRN_TX(p) {
+            if (i) bigs[i] = cairn_alloc(p, sizeof **bigs);
+            smalls[i] = cairn_alloc(p, sizeof **smalls);
+            smalls[i]->val = 1000000 + (uint64_t)i;
+            cairn_ptr_store(&smalls[i]->next, cairn_ptr_load(&r->l));
+            cairn_ptr_store(&r->l, smalls[i]);
+        }
+        uintptr_t a = (uintptr_t)smalls[i];
+        if (bsearch(&a, live, nlive, sizeof *live, cmp_ptr)) overlaps++;
+        CAIRN_TX(p) {
+            if (i % 2) {
+                cairn_free(bigs[i]);                /* an old chunk's: waits for the sweep */
+            } else {
+                /* reachable only from a new object, which the mark never
+                 * scans, so never marked: the sweep must leave it */
+                cairn_tx_add(&bigs[i]->val, 8);
+                bigs[i]->val = 3000000 + (uint64_t)i;
+                cairn_ptr_store(&smalls[i]->other, bigs[i]);
+            }
+        }
+    }
+    CHECK(atomic_load(&p->gc.active));              /* all of it overlapped the mark */
+    CHECK(overlaps == 0);                           /* L's run was not trusted */
+    struct cairn_recovery rec;
+    cairn_pool_recovery(p, &rec);                   /* the mark and sweep are over */
+    int bad = 0;
+    uint64_t na = 0, nc = 0, nl = 0, nb = 0;
+    /* every reachable object is intact and allocated (the sweep kept it) */
+#define ALLOCATED(x) (cairn__object_start(p, cairn__off(p, x), true) == (void *)(x))
+    for (struct node *x = cairn_ptr_load(&r->a); x; x = cairn_ptr_load(&x->next), na++)
+        bad += x->val % 2 != 1 || x->val >= XN || !ALLOCATED(x);  /* the odd ones were kept */
+    for (struct big *x = cairn_ptr_load(&r->c); x; x = cairn_ptr_load(&x->next), nc++)
+        bad += (x->val < 3000000 && (x->val % 3 || x->val / 3 % 2 != 1)) || !ALLOCATED(x);
+    for (struct node *x = cairn_ptr_load(&r->l); x; x = cairn_ptr_load(&x->next), nl++) {
+        bad += (x->val != 777777 && x->val < 1000000) || !ALLOCATED(x);
+        struct big *b = cairn_ptr_load(&x->other);
+        if (b) nb++;
+        bad += b && (b->val != 3000000 + (x->val - 1000000) || !ALLOCATED(b));
+    }
+#undef ALLOCATED
+    CHECK(bad == 0);
+    CHECK(na == XN / 2 && nc == XN / 2 && nl == NEW + 1 && nb == (NEW + 1) / 2);
+    close_and_check(p);
+    free(live);
+    free(bigs);
+    free(smalls);
+    unlink(PATH);
+}
+
 int main(void)
 {
     RUN(mutate_while_marking);
@@ -307,5 +470,6 @@ int main(void)
     RUN(crash_during_mark);
     RUN(fork_while_marking);
     RUN(sync_mark);
+    RUN(exact_runs_after_crash);
     DONE();
 }

@@ -4,7 +4,10 @@
 #include "internal.h"
 #include "poolcheck.h"
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
 
 #define THREADS 4
 #define ROUNDS 3000
@@ -91,6 +94,83 @@ static void grow_while_allocating(void)
     unlink(path);
 }
 
+/* More transactions at once than lanes: a thread that finds all 64 lanes
+ * busy waits, and a commit on any lane must hand that lane over (the
+ * releaser's store is a release store; the waiter's membarrier makes the
+ * hand-off whole, runtime/tx.c). The holders keep their lanes until told,
+ * so the waiter's wait is certain; then the waiter must get a lane after
+ * one holder commits, within seconds (a lost wake-up fails the check
+ * instead of hanging). Then 96 threads race through short transactions. */
+static _Atomic int holders_in, holders_go, waiter_in;
+static struct root *LR;
+
+static void *lane_holder(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    REQUIRE(cairn_tx_begin(P) == 0);
+    cairn_tx_add(&LR->lists[t % THREADS], 8);
+    atomic_fetch_add(&holders_in, 1);
+    while (atomic_load(&holders_go) <= t) sched_yield();
+    REQUIRE(cairn_tx_commit() == 0);
+    return NULL;
+}
+
+static void *lane_waiter(void *arg)
+{
+    (void)arg;
+    REQUIRE(cairn_tx_begin(P) == 0);
+    atomic_store(&waiter_in, 1);
+    REQUIRE(cairn_tx_commit() == 0);
+    return NULL;
+}
+
+static void *lane_racer(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (int i = 0; i < 200; i++) {
+        REQUIRE(cairn_tx_begin(P) == 0);
+        if (t < THREADS) { cairn_tx_add(&LR->counters[t], 8); LR->counters[t]++; }
+        if (i % 8 == 0) sched_yield();
+        REQUIRE(cairn_tx_commit() == 0);
+    }
+    return NULL;
+}
+
+static int wait_flag(_Atomic int *f, int want, double seconds)
+{
+    for (int i = 0; i < (int)(seconds * 1000); i++) {
+        if (atomic_load(f) >= want) return 1;
+        usleep(1000);
+    }
+    return atomic_load(f) >= want;
+}
+
+static void lanes_exhausted(void)
+{
+    LR = R;
+    pthread_t h[CAIRN_NLANES], w;
+    for (int t = 0; t < CAIRN_NLANES; t++)
+        REQUIRE(pthread_create(&h[t], NULL, lane_holder, (void *)(intptr_t)t) == 0);
+    REQUIRE(wait_flag(&holders_in, CAIRN_NLANES, 60));
+    REQUIRE(pthread_create(&w, NULL, lane_waiter, NULL) == 0);
+    usleep(50000);
+    CHECK(atomic_load(&waiter_in) == 0);            /* every lane was held: it waits */
+    atomic_store(&holders_go, 1);                   /* holder 0 commits, freeing a lane */
+    REQUIRE(wait_flag(&waiter_in, 1, 10));          /* and the waiter gets it */
+    atomic_store(&holders_go, CAIRN_NLANES);
+    for (int t = 0; t < CAIRN_NLANES; t++) pthread_join(h[t], NULL);
+    pthread_join(w, NULL);
+
+    uint64_t before[THREADS];
+    memcpy(before, R->counters, sizeof before);
+    enum { RACERS = CAIRN_NLANES + 32 };
+    pthread_t r[RACERS];
+    for (int t = 0; t < RACERS; t++)
+        REQUIRE(pthread_create(&r[t], NULL, lane_racer, (void *)(intptr_t)t) == 0);
+    for (int t = 0; t < RACERS; t++) pthread_join(r[t], NULL);
+    for (int t = 0; t < THREADS; t++) CHECK(R->counters[t] == before[t] + 200);
+}
+
 int main(void)
 {
     RUN(grow_while_allocating);
@@ -100,6 +180,7 @@ int main(void)
     R = CAIRN_ROOT(P, struct root);
     REQUIRE(R);
     RUN(parallel_transactions);
+    RUN(lanes_exhausted);
     cairn_pool_close(P);
     /* the allocator holds the root and the list nodes, no object freed by
      * one thread is lost or held twice */
