@@ -121,6 +121,16 @@ void cairn__tcache_forget(cairn_pool *pool)
 #define HEAP_MAX_CHUNKS (CAIRN_POOL_MAX_SIZE >> CAIRN_CHUNK_SHIFT)
 #define HEAP_MAP_BYTES  (HEAP_MAX_CHUNKS * (sizeof(struct run *) + sizeof(uint32_t) + 2))
 
+/* LeakSanitizer finds live blocks from globals, stacks and the heap, never
+ * from anonymous mappings: without this, the runs of a pool left open at
+ * exit (a program may end without cairn_pool_close) are reported as leaked,
+ * and so is the mark state of a background mark still running then. The
+ * run pointers are registered as a root region when a leak checker is
+ * linked into the program (weak: absent otherwise). */
+extern void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
+extern void __lsan_unregister_root_region(const void *p, size_t size) __attribute__((weak));
+#define HEAP_RUN_MAP_BYTES (HEAP_MAX_CHUNKS * sizeof(struct run *))
+
 static int heap_arrays(cairn_pool *pool, uint64_t nchunks)
 {
     if (nchunks > HEAP_MAX_CHUNKS) {
@@ -136,6 +146,7 @@ static int heap_arrays(cairn_pool *pool, uint64_t nchunks)
             return -1;
         }
         pool->heap.ck_run = (struct run **)m;
+        if (__lsan_register_root_region) __lsan_register_root_region(m, HEAP_RUN_MAP_BYTES);
         pool->heap.ck_arg = (uint32_t *)(m + HEAP_MAX_CHUNKS * sizeof(struct run *));
         pool->heap.ck_kind = (uint8_t *)(pool->heap.ck_arg + HEAP_MAX_CHUNKS);
         pool->heap.ck_mark = pool->heap.ck_kind + HEAP_MAX_CHUNKS;
@@ -172,8 +183,11 @@ void cairn__heap_fini(cairn_pool *pool)
                 free(pool->heap.ck_run[g]->gcfree);
                 free(pool->heap.ck_run[g]);
             }
-    if (pool->heap.ck_run)
+    if (pool->heap.ck_run) {
+        if (__lsan_unregister_root_region)
+            __lsan_unregister_root_region(pool->heap.ck_run, HEAP_RUN_MAP_BYTES);
         munmap(pool->heap.ck_run, HEAP_MAP_BYTES);
+    }
     pool->heap.ck_kind = NULL;
     pool->heap.ck_arg = NULL;
     pool->heap.ck_run = NULL;

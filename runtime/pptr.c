@@ -132,7 +132,6 @@ void *cairn__ra2va_slow(uint64_t rel)
 static const char *volatile_target(const void *target, char *what, size_t n)
 {
     Dl_info di;
-    char here;
     if (dladdr(target, &di) && di.dli_fname) {
         const char *obj = strrchr(di.dli_fname, '/');
         obj = obj ? obj + 1 : di.dli_fname;
@@ -144,7 +143,9 @@ static const char *volatile_target(const void *target, char *what, size_t n)
                "with address-space randomization: store an index, a name or a copy in the "
                "pool instead";
     }
-    uintptr_t t = (uintptr_t)target, h = (uintptr_t)&here;
+    /* this frame's address, not a local's: ASan's fake stack keeps locals
+     * in a mapping of its own, away from the thread's stack */
+    uintptr_t t = (uintptr_t)target, h = (uintptr_t)__builtin_frame_address(0);
     if ((t > h ? t - h : h - t) < ((uintptr_t)8 << 20)) {
         snprintf(what, n, "the stack");
         return "copy the value into an object from cairn_alloc in the same pool";

@@ -5,9 +5,10 @@
 # skip gate in tests/conftest.py; CAIRN_ALLOW_SKIPS is cleared here).
 #   1. normal build, warnings as errors: unit tests (ctest) and end-to-end
 #      tests (pytest: SIGKILL stress, cairn-cc, analyzer, benchmark smoke)
-#   2. ASan+UBSan full build, leak detection on: unit tests, and cairn-cc,
-#      its plugins, the analyzer and the programs cairn-cc builds
-#   3. TSan runtime build: every unit test but crashstates
+#   2. ASan+UBSan build (no benchmarks), leak detection on: unit tests, and
+#      cairn-cc, its plugins, the analyzer and the programs cairn-cc builds
+#   3. TSan build (runtime, cairn-cc, examples): every unit test but
+#      crashstates, and the pytest tests whose programs run threads
 #   4. a short libFuzzer run over the pool-file parser
 # docs/testing.md says what each step covers and what it costs.
 set -euo pipefail
@@ -25,8 +26,8 @@ scripts/ctest-gated.sh --test-dir build -j2
 step "end-to-end tests"
 CAIRN_BUILD=$PWD/build pytest tests
 
-# A full build with sanitizers (clang 19, Debug): the runtime, compiler/rt,
-# the plugins, cairn-cc, the analyzer, the examples and the benchmarks.
+# A build with sanitizers (clang 19, Debug: LLVM's assertions on in the
+# plugins), of the parts its tests run (CAIRN_PARTS): never the benchmarks.
 san_build() {  # name, sanitizers, extra cmake arguments...
   local dir=build-$1 san=$2
   shift 2
@@ -44,40 +45,28 @@ san_pytest() {  # name, sanitizers, pytest arguments...
     pytest "$@"
 }
 
-# Times measured on the shared 2-core machine at load 7-14 (several times
-# a dedicated machine's; docs/RESULTS.md): ASan build over 30 min from
-# scratch; unit tests 376 s without crashstates, crashstates 600 s (its
-# limit), and at load 8: 134 s and 76 s; pytest subset 182 + 20 + 332 s.
+# Step times: docs/testing.md, "Step times".
 step "ASan + UBSan"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0
-san_build asan address,undefined
+san_build asan address,undefined -DCAIRN_PARTS="compiler;analyzer;examples;tests"
 scripts/ctest-gated.sh --test-dir build-asan -j2
+# the pass emits the same IR whether GCC or clang (Debug, assertions, ASan)
+# built it
+scripts/ir-same.sh build build-asan
 # the representative subset (docs/testing.md): the SIGKILL stress of both
 # kvstores, the pass and type-id plugins over their IR and type-id tests,
 # the programs of the compiler's end-to-end tests, and the analyzer
-# Left out, with what ASan/UBSan found (docs/testing.md, to be fixed):
-# test_ir[pointers-HOIST] (the Debug+ASan plugin's IR lacks the null test
-# FileCheck expects at pointers.c:102); fig4 (the test program leaks its
-# malloc at fig4.c:55); same_output_as_clang and volatile_mix (UBSan:
-# volatile_mix.c:34); heap_libc (not yet diagnosed); names_what_it_points_at
-# and fault_in_the_pm_region (ASan's SIGSEGV handler reports before
-# cairn's explanation is checked); vector_store_scan_cannot_see_volatile_
-# pointers (ASan's fake stack puts locals outside the thread's stack, so
-# cairn names them "the heap or another mapping").
 san_pytest asan address,undefined tests/e2e tests/compiler/test_ir.py \
-  tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/analyzer \
-  --deselect 'tests/compiler/test_ir.py::test_ir[pointers-HOIST]' \
-  -k 'not (fig4 or same_output_as_clang or volatile_mix or heap_libc or names_what_it_points_at or fault_in_the_pm_region or vector_store_scan_cannot_see_volatile_pointers)'
+  tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/analyzer
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
-# Times at load 12-14: TSan runtime build 107 s, unit tests 1012 s wall
-# (134 s of CPU).
 step "TSan"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-# the runtime, its unit tests and the plain-C example (CAIRN_RUNTIME_ONLY)
-san_build tsan thread -DCAIRN_RUNTIME_ONLY=ON
+# the runtime, compiler/rt and the examples sanitized; cairn-cc and its
+# plugins plain (they run inside clang: CMakeLists.txt)
+san_build tsan thread -DCAIRN_PARTS="compiler;examples;tests"
 # every unit test but one: the runtime starts its own threads (the
 # background mark after a crash, trace writers) in tests that start none
 # themselves. unit.crashstates is left out: it forks ~700 checker children,
@@ -85,6 +74,13 @@ san_build tsan thread -DCAIRN_RUNTIME_ONLY=ON
 # thread it reaches (the background mark) is checked by unit.bggc and
 # unit.recover here.
 scripts/ctest-gated.sh --test-dir build-tsan -j2 -E '^unit\.crashstates$'
+# the pytest tests whose programs run threads, built with -fsanitize=thread:
+# their own threads (mt_stress, the traced program's, C++ atomics) or the
+# background mark of every open after a SIGKILL (the kvstores, the
+# cairn-cc stress programs)
+san_pytest tsan thread tests/e2e tests/compiler/test_e2e.py tests/compiler/test_trace.py \
+  tests/compiler/test_cxx.py \
+  -k 'sigkill or threads or killed_run or thread_local'
 unset TSAN_OPTIONS
 
 step "fuzz the pool-file parser (${CAIRN_FUZZ_SECONDS:-60} s)"

@@ -39,7 +39,8 @@ Value *CacheWord::slotOfOffset(IRBuilder<> &B, Value *U, const Twine &Name) {
 }
 
 Value *CacheWord::relative(IRBuilder<> &B, Value *Key, Value *U) {
-  return B.CreateOr(B.CreateShl(Key, CAIRN_ID_SHIFT), B.CreateAnd(U, CAIRN_OFF_MASK));
+  Value *Off = B.CreateAnd(U, CAIRN_OFF_MASK);
+  return B.CreateOr(B.CreateShl(Key, CAIRN_ID_SHIFT), Off);
 }
 
 Value *CacheWord::delta(IRBuilder<> &B, Value *Lo, Value *Word, Value *Key) {
@@ -152,7 +153,8 @@ Value *FunctionInstrumenter::emitRa2Va(Instruction *Before, Value *Rel) {
   ++NumRa2VaInline;
   if (LocalKey) {
     // the function's register copy: shr, cmp, add on a hit
-    Value *Hit = B.CreateICmpEQ(B.CreateLoad(Int64Ty, LocalKey), CacheWord::keyOfRelative(B, Rel));
+    Value *RelKey = CacheWord::keyOfRelative(B, Rel);
+    Value *Hit = B.CreateICmpEQ(B.CreateLoad(Int64Ty, LocalKey), RelKey);
     Instruction *HitT, *MissT;
     SplitBlockAndInsertIfThenElse(Hit, Before, &HitT, &MissT);
     IRBuilder<> HB(HitT);

@@ -35,14 +35,16 @@ Value *FunctionInstrumenter::emitInRegion(IRBuilder<> &B, Value *P) {
   Value *PI = P->getType()->isPointerTy() ? B.CreatePtrToInt(P, Int64Ty) : P;
   if (KeepsLocalRegion && !LocalLo)
     setUpLocalRegion();
-  if (LocalLo)
-    return B.CreateICmpULT(B.CreateSub(PI, B.CreateLoad(Int64Ty, LocalLo)),
-                           B.CreateLoad(Int64Ty, LocalSize), "cairn.inpm");
+  if (LocalLo) {
+    Value *Size = B.CreateLoad(Int64Ty, LocalSize);
+    return B.CreateICmpULT(B.CreateSub(PI, B.CreateLoad(Int64Ty, LocalLo)), Size, "cairn.inpm");
+  }
   auto *Lo = B.CreateLoad(Int64Ty, RegionLo, "cairn.lo");
   auto *Hi = B.CreateLoad(Int64Ty, RegionHi, "cairn.hi");
   Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
   Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-  return B.CreateICmpULT(B.CreateSub(PI, Lo), B.CreateSub(Hi, Lo), "cairn.inpm");
+  Value *Size = B.CreateSub(Hi, Lo);
+  return B.CreateICmpULT(B.CreateSub(PI, Lo), Size, "cairn.inpm");
 }
 
 // The region's low bound: the function's copy, or a load of the global.
@@ -399,8 +401,8 @@ Value *FunctionInstrumenter::emitVa2Ra(Instruction *Before, StoreInst *SI,
       auto [HRel, HSlot] = hoistedConversion(L, Val);
       if (HRel) {
         HoistRel = HRel;
-        Hit = B.CreateAnd(B.CreateICmpNE(HRel, B.getInt64(0)),
-                          B.CreateICmpEQ(HSlot, SlotOfAddr));
+        Value *SameSlot = B.CreateICmpEQ(HSlot, SlotOfAddr);
+        Hit = B.CreateAnd(B.CreateICmpNE(HRel, B.getInt64(0)), SameSlot);
       }
     }
   // On a miss the runtime converts (and checks, and reports) and the cache
@@ -425,10 +427,11 @@ Value *FunctionInstrumenter::emitVa2Ra(Instruction *Before, StoreInst *SI,
   Value *SlotOfVal = CacheWord::slotOfOffset(B, U);
   LoadInst *Cache = CacheWord::load(B, RaCache);
   Value *Key = CacheWord::key(B, Cache);
-  Hit = B.CreateAnd(
-      B.CreateAnd(B.CreateICmpEQ(SlotOfVal, SlotOfAddr),
-                  B.CreateICmpEQ(SlotOfVal, CacheWord::slot(B, Cache))),
-      B.CreateICmpNE(Key, B.getInt64(0)));
+  Value *KeyOk = B.CreateICmpNE(Key, B.getInt64(0));
+  Value *CacheSlot = CacheWord::slot(B, Cache);
+  Value *InCache = B.CreateICmpEQ(SlotOfVal, CacheSlot);
+  Value *SameSlot = B.CreateICmpEQ(SlotOfVal, SlotOfAddr);
+  Hit = B.CreateAnd(B.CreateAnd(SameSlot, InCache), KeyOk);
   return HitOrMiss(Hit, [&](IRBuilder<> &HB) { return CacheWord::relative(HB, Key, U); });
 }
 
@@ -448,8 +451,9 @@ std::pair<Value *, Value *> FunctionInstrumenter::hoistedConversion(Loop *L, Val
     Value *Slot = CacheWord::slotOfOffset(B, U, "cairn.hoist.slot");
     LoadInst *Cache = CacheWord::load(B, RaCache);
     Value *CKey = CacheWord::key(B, Cache);
-    Value *Hit = B.CreateAnd(B.CreateICmpEQ(Slot, CacheWord::slot(B, Cache)),
-                             B.CreateICmpNE(CKey, B.getInt64(0)));
+    Value *KeyOk = B.CreateICmpNE(CKey, B.getInt64(0));
+    Value *InCache = B.CreateICmpEQ(Slot, CacheWord::slot(B, Cache));
+    Value *Hit = B.CreateAnd(InCache, KeyOk);
     Value *Rel = B.CreateSelect(Hit, CacheWord::relative(B, CKey, U), B.getInt64(0),
                                 "cairn.hoist.rel");
     R = {Rel, Slot};
@@ -661,8 +665,9 @@ void FunctionInstrumenter::instrumentMaskedStore(IntrinsicInst *II) {
   auto *Lo = B.CreateLoad(Int64Ty, RegionLo), *Hi = B.CreateLoad(Int64Ty, RegionHi);
   Lo->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
   Hi->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-  Value *In = B.CreateICmpULT(B.CreateSub(B.CreatePtrToInt(Addrs, IVT), B.CreateVectorSplat(N, Lo)),
-                              B.CreateVectorSplat(N, B.CreateSub(Hi, Lo)));
+  Value *Size = B.CreateVectorSplat(N, B.CreateSub(Hi, Lo));
+  Value *LoV = B.CreateVectorSplat(N, Lo);
+  Value *In = B.CreateICmpULT(B.CreateSub(B.CreatePtrToInt(Addrs, IVT), LoV), Size);
   Value *InPM = B.CreateOrReduce(B.CreateAnd(In, Mask));
   Value *Bits = B.CreateZExt(B.CreateBitCast(Mask, B.getIntNTy(N)), Int64Ty);
   IRBuilder<> AB(&*F.getEntryBlock().getFirstInsertionPt());

@@ -60,6 +60,17 @@ def sanitize_flags():
     return [f"-fsanitize={san}", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
 
 
+def asan_options(**opts):
+    """ASAN_OPTIONS for one program of an ASan run (CAIRN_TEST_SANITIZE
+    names address), appended to the run's own (the last setting of an option
+    wins); nothing in other runs. For a run() env."""
+    if "address" not in os.environ.get("CAIRN_TEST_SANITIZE", ""):
+        return {}
+    extra = ":".join(f"{k}={v}" for k, v in opts.items())
+    base = os.environ.get("ASAN_OPTIONS")
+    return {"ASAN_OPTIONS": f"{base}:{extra}" if base else extra}
+
+
 def build(compiler, src, out, *flags):
     flags = (*sanitize_flags(), *flags)
     r = subprocess.run([str(compiler), *flags, str(src), "-o", str(out)],

@@ -158,6 +158,7 @@ int main(int argc, char **argv)
         ROW("snprintf into PM", strcmp(n->s, "v=44") == 0);
     }
     printf("%d rows\n", rows);
+    free(d);
     cairn_pool_close(pool);
     return 0;
 }

@@ -30,8 +30,8 @@ int main(void)
         arr[i] = n;
     }
     qsort(arr, 64, sizeof arr[0], by_v);
-    long acc = 0;
-    for (int i = 0; i < 64; i++) acc = acc * 31 + arr[i]->v;
+    unsigned long acc = 0;          /* unsigned: the hash wraps, defined */
+    for (int i = 0; i < 64; i++) acc = acc * 31 + (unsigned long)arr[i]->v;
     struct pair p = { arr[0], arr[63], 0 }, q;
     q = p;
     memcpy(&p, &q, sizeof p);
@@ -45,7 +45,7 @@ int main(void)
         if (n->v % 10 == 0) { strcat(buf, n->name); strcat(buf, ","); }
     int jumped = setjmp(jb);
     if (!jumped) bail(42);
-    printf("acc=%ld min=%s max=%s sum=%ld back=%s eq=%d jumped=%d\n", acc,
+    printf("acc=%lu min=%s max=%s sum=%ld back=%s eq=%d jumped=%d\n", acc,
            p.a->name, p.b->name, p.sum, back->name, arr[6] == arr[7], jumped);
     printf("tens=%s\n", buf);
     while (head) { struct node *n = head->next; free(head); head = n; }
