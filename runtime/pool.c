@@ -301,6 +301,10 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout)
     __atomic_store_n(&pool->root_off_pub, st.root_off, __ATOMIC_RELEASE);
     if (cairn__heap_init(pool)) goto fail;
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
+    /* Traced before recovery writes anything: the image a trace starts from
+     * is the media as the open found it, and recovery's flushes and fences
+     * are crash points (`cairn crashcheck` crashes recovery under power loss). */
+    CAIRN_TRACE_EV(pool_open, pool, clean != 1 ? TR_OPEN_RECOVERED : TR_OPEN_CLEAN);
     const char *gc = getenv("CAIRN_GC");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -335,7 +339,6 @@ cairn_pool *cairn_pool_open(const char *path, const char *layout)
             pthread_mutex_unlock(&pool->state_lock);
         }
     }
-    CAIRN_TRACE_EV(pool_open, pool, pool->recovered ? TR_OPEN_RECOVERED : TR_OPEN_CLEAN);
     if (getenv("CAIRN_VERBOSE"))
         fprintf(stderr, "cairn: opened %s at %p (%s, %.3f s%s)\n", path, (void *)pool->base,
                 pool->user_flush ? "user-space flushes" : "msync", pool->rec.seconds,

@@ -22,7 +22,12 @@
  * memory), grow (the pool grown, then a commit),
  * threads (two threads committing at once), gc (a crashed pool opened: the
  * background mark and sweep frees what the crash leaked while the program
- * commits). Every job ends with a clean close.
+ * commits), recover (a pool left by a crash with transactions in flight
+ * on three lanes opened: recovery's roll-back runs under the trace, so its
+ * fences are crash points, then commits over the rolled-back data), wbfree
+ * (a pool closed cleanly with a run of eight objects opened: all freed, so
+ * that the close returns the run to the free chunks). Every job ends with
+ * a clean close.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -64,7 +69,7 @@ struct root {
     uint64_t a[16];                     /* == count, over two lines */
     uint64_t clob;                      /* clobber: its commits */
     uint64_t pad1[7];
-    uint64_t t[2][8];                   /* threads: thread k's commits, 8 equal words */
+    uint64_t t[3][8];                   /* threads: thread k's commits, 8 equal words; recover: == count */
     void *obj[NOBJ];                    /* alloc, txalloc: object k or NULL */
     uint64_t objs_done;                 /* alloc, txalloc: commits that linked or freed */
     void *big;                          /* commit: BIG bytes, every word == count */
@@ -287,12 +292,23 @@ static void job_alloc(cairn_pool *pool, struct root *r, int in_tx)
  * the allocator's own fence orders their table words before the link */
 static void job_publish(cairn_pool *pool, struct root *r)
 {
-    static const size_t size[2] = { 176, 300000 };
+    static const size_t size[4] = { 176, 300000, 208, 400000 };
     for (int k = 0; k < 2; k++) {
         uint64_t *o = cairn_alloc(pool, size[k]);
         must(o != NULL, "cairn_alloc");
         cairn_ptr_store(&r->obj[k], o);
         cairn_persist(&r->obj[k], 8);
+    }
+    /* then linked inside transactions over clobbered (unlogged) words: no
+     * roll-back undoes a link that reached the media before the commit, and
+     * no log fence comes between the allocation and the link */
+    for (int k = 2; k < 4; k++) {
+        must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
+        cairn_tx_clobber(&r->obj[k], 8);
+        uint64_t *o = cairn_alloc(pool, size[k]);
+        must(o != NULL, "cairn_alloc");
+        cairn_ptr_store(&r->obj[k], o);
+        must(cairn_tx_commit() == 0, "cairn_tx_commit");
     }
 }
 
@@ -347,19 +363,103 @@ static int gc_prepare(const char *path)
     _exit(0);                                     /* no close: the pool is not clean */
 }
 
-static cairn_pool *gc_open(const char *self, const char *path)
+/* recover: a pool left by a crash with a transaction in flight on each of
+ * NFLIGHT lanes (1 to 3; the main thread's commits took lane 0): count,
+ * a[] and every t[k] committed as 1, then each thread logs its t[k] (and
+ * thread 0 also a[]), writes DEAD over it and waits while the process
+ * exits without closing */
+#define NFLIGHT 3
+static pthread_barrier_t in_flight;
+static void *flight_main(void *arg)
+{
+    struct thr *t = arg;
+    must(cairn_tx_begin(t->pool) == 0, "cairn_tx_begin");
+    cairn_tx_add(t->r->t[t->k], 64);
+    for (int j = 0; j < 8; j++) t->r->t[t->k][j] = DEAD;
+    if (t->k == 0) {
+        cairn_tx_add(t->r->a, sizeof t->r->a);
+        for (int j = 0; j < 16; j++) t->r->a[j] = DEAD;
+    }
+    pthread_barrier_wait(&in_flight);
+    for (;;) pause();
+    return NULL;
+}
+
+static int recover_prepare(const char *path)
+{
+    cairn_pool *pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
+    must(pool != NULL, "cairn_pool_create");
+    struct root *r = cairn_root(pool, sizeof *r, CAIRN_TYPE_ID(struct root));
+    must(r != NULL, "cairn_root");
+    must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
+    cairn_tx_add(&r->count, 8);
+    cairn_tx_add(r->a, sizeof r->a);
+    cairn_tx_add(r->t, sizeof r->t);
+    r->count = 1;
+    for (int j = 0; j < 16; j++) r->a[j] = 1;
+    for (int k = 0; k < NFLIGHT; k++)
+        for (int j = 0; j < 8; j++) r->t[k][j] = 1;
+    must(cairn_tx_commit() == 0, "cairn_tx_commit");
+    pthread_t th[NFLIGHT];
+    struct thr a[NFLIGHT];
+    pthread_barrier_init(&in_flight, NULL, NFLIGHT + 1);
+    for (int k = 0; k < NFLIGHT; k++) {
+        a[k] = (struct thr){ pool, r, k };
+        must(pthread_create(&th[k], NULL, flight_main, &a[k]) == 0, "pthread_create");
+    }
+    pthread_barrier_wait(&in_flight);
+    _exit(0);                                     /* transactions in flight, no close */
+}
+
+/* wbfree: a pool closed cleanly with a run of 176-byte objects, all linked
+ * (the close writes the run's bitmap back); the traced run frees them all,
+ * so that close returns the empty run to the free chunks */
+#define WB_OBJS 8
+static int wbfree_prepare(const char *path)
+{
+    cairn_pool *pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
+    must(pool != NULL, "cairn_pool_create");
+    struct root *r = cairn_root(pool, sizeof *r, CAIRN_TYPE_ID(struct root));
+    must(r != NULL, "cairn_root");
+    for (int k = 0; k < WB_OBJS; k++) {
+        void *o = cairn_alloc(pool, 176);
+        must(o != NULL, "cairn_alloc");
+        must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
+        cairn_tx_add(&r->obj[k], 8);
+        cairn_ptr_store(&r->obj[k], o);
+        must(cairn_tx_commit() == 0, "cairn_tx_commit");
+    }
+    must(cairn_pool_close(pool) == 0, "cairn_pool_close");
+    return 0;
+}
+
+static void job_wbfree(cairn_pool *pool, struct root *r)
+{
+    must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
+    for (int k = 0; k < WB_OBJS; k++) {
+        void *o = cairn_ptr_load(&r->obj[k]);
+        cairn_tx_add(&r->obj[k], 8);
+        cairn_ptr_store(&r->obj[k], NULL);
+        cairn_free(o);
+    }
+    must(cairn_tx_commit() == 0, "cairn_tx_commit");
+}
+
+/* the pool of job (gc, recover: crashed; wbfree: closed), made by `rt_jobs JOB prepare`
+ * untraced, opened: its recovery is the traced run's first work */
+static cairn_pool *crashed_open(const char *self, const char *job, const char *path)
 {
     unlink(path);
     pid_t c = fork();
     if (c == 0) {
         unsetenv("CAIRN_TRACE");
         unsetenv("CAIRN_TRACE_IMAGES");
-        execl(self, self, "gc", "prepare", path, (char *)NULL);
+        execl(self, self, job, "prepare", path, (char *)NULL);
         _exit(127);
     }
     int st;
     must(c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-         "making the crashed pool (rt_jobs gc prepare)");
+         "making the crashed pool (rt_jobs JOB prepare)");
     unsetenv("CAIRN_GC_SYNC");                    /* the background mark and sweep */
     return cairn_pool_open(path, "rt_jobs");
 }
@@ -383,6 +483,23 @@ static void job_gc(cairn_pool *pool, struct root *r)
     }
     struct cairn_recovery rec;
     cairn_pool_recovery(pool, &rec);              /* waits for the sweep */
+}
+
+/* recover: after the roll-back, transactions over the data it restored
+ * (lane 0: the rolled-back lanes stay as recovery retired them) */
+static void job_recover(cairn_pool *pool, struct root *r)
+{
+    for (uint64_t i = 2; i <= 3; i++) {
+        must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
+        cairn_tx_add(&r->count, 8);
+        cairn_tx_add(r->a, sizeof r->a);
+        cairn_tx_add(r->t, sizeof r->t);
+        r->count = i;
+        for (int j = 0; j < 16; j++) r->a[j] = i;
+        for (int k = 0; k < NFLIGHT; k++)
+            for (int j = 0; j < 8; j++) r->t[k][j] = i;
+        must(cairn_tx_commit() == 0, "cairn_tx_commit");
+    }
 }
 
 /* ---- check ---- */
@@ -497,6 +614,17 @@ static int check(const char *job, cairn_pool *pool, struct root *r)
             return fail("%llu commits but %llu acknowledged", (unsigned long long)(r->t[0][0] + r->t[1][0]), (unsigned long long)commits);
         return 0;
     }
+    if (!strcmp(job, "recover")) {
+        /* the crashed transactions rolled back (never DEAD), each commit
+         * after the roll-back kept */
+        if (check_count(r, commits + 1)) return 1;
+        for (int k = 0; k < NFLIGHT; k++)
+            for (int j = 0; j < 8; j++)
+                if (r->t[k][j] != r->count)
+                    return fail("count %llu but t[%d][%d] holds %#llx (lane %d's roll-back lost or replayed)",
+                                (unsigned long long)r->count, k, j, (unsigned long long)r->t[k][j], k + 1);
+        return 0;
+    }
     if (!strcmp(job, "gc")) {
         if (check_count(r, commits)) return 1;
         for (int k = 0; k < GC_OBJS; k += 2) {
@@ -516,15 +644,19 @@ static int check(const char *job, cairn_pool *pool, struct root *r)
 int main(int argc, char **argv)
 {
     if (argc != 4 || (strcmp(argv[2], "run") && strcmp(argv[2], "check") && strcmp(argv[2], "prepare"))) {
-        fprintf(stderr, "usage: %s commit|bigrec|clobber|abort|nested|alloc|txalloc|zero|publish|root|grow|threads|gc "
+        fprintf(stderr, "usage: %s commit|bigrec|clobber|abort|nested|alloc|txalloc|zero|publish|root|grow|threads|gc|recover|wbfree "
                 "run|check POOL\n", argv[0]);
         return 2;
     }
     const char *job = argv[1], *path = argv[3];
     int run = !strcmp(argv[2], "run");
-    if (!strcmp(argv[2], "prepare")) return gc_prepare(path);
+    if (!strcmp(argv[2], "prepare")) {
+        if (!strcmp(job, "recover")) return recover_prepare(path);
+        return !strcmp(job, "wbfree") ? wbfree_prepare(path) : gc_prepare(path);
+    }
     cairn_pool *pool;
-    if (run && !strcmp(job, "gc")) pool = gc_open(argv[0], path);
+    if (run && (!strcmp(job, "gc") || !strcmp(job, "recover") || !strcmp(job, "wbfree")))
+        pool = crashed_open(argv[0], job, path);
     else if (run) pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
     else pool = cairn_pool_open(path, "rt_jobs");
     if (!pool) {
@@ -551,9 +683,11 @@ int main(int argc, char **argv)
     else if (!strcmp(job, "grow")) job_grow(pool, r);
     else if (!strcmp(job, "threads")) job_threads(pool, r);
     else if (!strcmp(job, "gc")) job_gc(pool, r);
+    else if (!strcmp(job, "recover")) job_recover(pool, r);
+    else if (!strcmp(job, "wbfree")) job_wbfree(pool, r);
     else if (strcmp(job, "root")) {
         fprintf(stderr, "rt_jobs: no job %s (commit, bigrec, clobber, abort, nested, alloc, txalloc, zero, publish, root, "
-                "grow, threads, gc)\n", job);
+                "grow, threads, gc, recover, wbfree)\n", job);
         rc = 2;
     }
     if (cairn_pool_close(pool)) {

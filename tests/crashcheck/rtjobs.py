@@ -17,7 +17,9 @@ BUILD = Path(os.environ.get("CAIRN_BUILD", ROOT / "build")).resolve()
 # check, and every 8th state a crash inside recovery and a second
 # recovery; at most 256 states per crash point: the large objects' fences
 # have thousands); publish the built-in check too (its table words against its
-# links); bigrec's fences have some 70 lines in play: sampled.
+# links); bigrec's fences have some 70 lines in play: sampled; wbfree the
+# built-in check with a nested recovery and clean close on every state (a
+# leak counts only in a pool closed cleanly).
 JOBS = {
     "commit": ([], "1"),
     "commit_msync": ([], "0"),
@@ -33,8 +35,10 @@ JOBS = {
     "grow": ([], "1"),
     "threads": ([], "1"),
     "gc": ([], "1"),
+    "recover": ([], "1"),
+    "wbfree": (["--nested-every", "1"], "1"),
 }
-BUILTIN_CHECK = {"alloc", "txalloc", "publish"}
+BUILTIN_CHECK = {"alloc", "txalloc", "publish", "wbfree"}
 
 
 def build(lib, out):
