@@ -3,6 +3,8 @@
  *
  *     rt_jobs JOB run POOL      create POOL (or, for gc, open a crashed one)
  *                               and do JOB, under cairn crashcheck
+ *     rt_jobs recover reopen POOL   open POOL, a crash image of a traced
+ *                               recovery (recovering it again), and do recover
  *     rt_jobs JOB check POOL    open POOL (recovery, the background mark and
  *                               sweep waited for), exit 1 if an invariant
  *                               of JOB or an acknowledgment is broken
@@ -643,19 +645,24 @@ static int check(const char *job, cairn_pool *pool, struct root *r)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || (strcmp(argv[2], "run") && strcmp(argv[2], "check") && strcmp(argv[2], "prepare"))) {
+    if (argc != 4 || (strcmp(argv[2], "run") && strcmp(argv[2], "check") && strcmp(argv[2], "prepare") &&
+                      strcmp(argv[2], "reopen"))) {
         fprintf(stderr, "usage: %s commit|bigrec|clobber|abort|nested|alloc|txalloc|zero|publish|root|grow|threads|gc|recover|wbfree "
-                "run|check POOL\n", argv[0]);
+                "run|check POOL  (recover also: prepare|reopen POOL)\n", argv[0]);
         return 2;
     }
     const char *job = argv[1], *path = argv[3];
-    int run = !strcmp(argv[2], "run");
+    /* reopen: an existing pool (a crash image of an earlier recovery)
+     * opened, so recovered again under the trace, then the job */
+    int reopen = !strcmp(job, "recover") && !strcmp(argv[2], "reopen");
+    int run = !strcmp(argv[2], "run") || reopen;
     if (!strcmp(argv[2], "prepare")) {
         if (!strcmp(job, "recover")) return recover_prepare(path);
         return !strcmp(job, "wbfree") ? wbfree_prepare(path) : gc_prepare(path);
     }
     cairn_pool *pool;
-    if (run && (!strcmp(job, "gc") || !strcmp(job, "recover") || !strcmp(job, "wbfree")))
+    if (reopen) pool = cairn_pool_open(path, "rt_jobs");
+    else if (run && (!strcmp(job, "gc") || !strcmp(job, "recover") || !strcmp(job, "wbfree")))
         pool = crashed_open(argv[0], job, path);
     else if (run) pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
     else pool = cairn_pool_open(path, "rt_jobs");
