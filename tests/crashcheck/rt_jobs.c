@@ -341,14 +341,22 @@ static void job_threads(cairn_pool *pool, struct root *r)
     for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
 }
 
+/* a prepare step's new pool and its root */
+static struct root *prepare_create(const char *path, cairn_pool **pool)
+{
+    *pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
+    must(*pool != NULL, "cairn_pool_create");
+    struct root *r = cairn_root(*pool, sizeof *r, CAIRN_TYPE_ID(struct root));
+    must(r != NULL, "cairn_root");
+    return r;
+}
+
 /* gc: a pool left by a crash (a process that allocated objects, linked
  * some and exited without closing), made by this program run untraced */
 static int gc_prepare(const char *path)
 {
-    cairn_pool *pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
-    must(pool != NULL, "cairn_pool_create");
-    struct root *r = cairn_root(pool, sizeof *r, CAIRN_TYPE_ID(struct root));
-    must(r != NULL, "cairn_root");
+    cairn_pool *pool;
+    struct root *r = prepare_create(path, &pool);
     for (int k = 0; k < GC_OBJS; k++) {
         uint64_t *o = cairn_alloc(pool, obj_size(k));
         must(o != NULL, "cairn_alloc");
@@ -389,10 +397,8 @@ static void *flight_main(void *arg)
 
 static int recover_prepare(const char *path)
 {
-    cairn_pool *pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
-    must(pool != NULL, "cairn_pool_create");
-    struct root *r = cairn_root(pool, sizeof *r, CAIRN_TYPE_ID(struct root));
-    must(r != NULL, "cairn_root");
+    cairn_pool *pool;
+    struct root *r = prepare_create(path, &pool);
     must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
     cairn_tx_add(&r->count, 8);
     cairn_tx_add(r->a, sizeof r->a);
@@ -419,10 +425,8 @@ static int recover_prepare(const char *path)
 #define WB_OBJS 8
 static int wbfree_prepare(const char *path)
 {
-    cairn_pool *pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
-    must(pool != NULL, "cairn_pool_create");
-    struct root *r = cairn_root(pool, sizeof *r, CAIRN_TYPE_ID(struct root));
-    must(r != NULL, "cairn_root");
+    cairn_pool *pool;
+    struct root *r = prepare_create(path, &pool);
     for (int k = 0; k < WB_OBJS; k++) {
         void *o = cairn_alloc(pool, 176);
         must(o != NULL, "cairn_alloc");
