@@ -245,7 +245,13 @@ static int mark_old(cairn_pool *pool, uint64_t off, char **start, const uint64_t
     uint64_t heap = pool->hdr->heap_off;
     if (off >= heap) {
         uint64_t g = (off - heap) >> CAIRN_CHUNK_SHIFT;
-        if (g < pool->gc.nchunks && !pool->gc.old[g]) return 0;
+        if (g < pool->gc.nchunks && !pool->gc.old[g]) {
+            /* the check allocates nothing after its open: a pointer into a
+             * chunk that was free then leads to no object */
+            if (pool->gc.bad_ptr)
+                pool->gc.bad_ptr(pool->gc.bad_ptr_ctx, from ? cairn__off(pool, from) : 0, off);
+            return 0;
+        }
     }
     char *obj = cairn__object_start(pool, off, false);
     if (!obj) {
