@@ -21,6 +21,12 @@ typedef void (*cairn_check_emit)(void *ctx, const char *severity, const char *ms
  * cannot be read as a pool (message through emit). */
 int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *ctx,
                       struct cairn_check_report *rep);
+/* The same check on an image already mapped MAP_PRIVATE and writable
+ * (size: its bytes): the simulated recovery writes into the mapping, so the
+ * caller restores the pages it dirtied (cairn-crashcheck drops them with
+ * madvise MADV_DONTNEED). name: what messages call the image. */
+int cairn__check_image(const char *name, char *image, uint64_t size, bool full,
+                       cairn_check_emit emit, void *ectx, struct cairn_check_report *rep);
 
 #pragma GCC visibility pop
 

@@ -77,7 +77,7 @@ static double now_s(void)
 /* acks: what the program was told had happened before the crash point
  * (ack_count), handed to a --check command in its environment */
 struct acks { uint32_t commits, grows, closes; };
-struct req { uint64_t state; uint32_t nested; uint32_t track; struct acks acks; };
+struct req { uint64_t state; uint32_t nested; uint32_t track; uint32_t isolate; struct acks acks; };
 struct rsp { int32_t status; };
 
 static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096];
@@ -241,16 +241,62 @@ static int run_one(const struct req *q)
     return q->nested ? nested_check(q->nested) : 0;
 }
 
+/* The built-in check of a state in the checker itself, with no fork: on
+ * the checker's one private mapping of the media file, which shows the
+ * media's lines as the explorer wrote them. The check's simulated recovery
+ * dirties pages of that mapping; dropping them afterwards (MADV_DONTNEED)
+ * brings back the media's contents for the next state. */
+static char *image;                  /* MAP_PRIVATE of media_path; NULL: fork per state */
+static uint64_t image_size;
+
+static void image_map(void)
+{
+    if (opt.check) return;
+    int fd = open(media_path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || !st.st_size) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return;
+    image = p;
+    image_size = (uint64_t)st.st_size;
+}
+
+static int inplace_check(void)
+{
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log >= 0) {
+        dup2(log, 2);
+        close(log);
+    }
+    struct cairn_check_report rep;
+    check_problems = 0;
+    int rc = cairn__check_image(media_path, image, image_size, true, on_check, NULL, &rep);
+    if (madvise(image, (size_t)image_size, MADV_DONTNEED)) {
+        fprintf(stderr, "cannot restore the checker's image: %s\n", strerror(errno));
+        _exit(125);
+    }
+    return rc != 0 || check_problems ? 1 : 0;
+}
+
 static void checker_loop(int in, int out)
 {
     struct req q;
+    image_map();
     while (read(in, &q, sizeof q) == (ssize_t)sizeof q) {
         struct rsp r = { 125 };
-        pid_t c = fork();
-        if (c == 0) _exit(run_one(&q));
-        int st;
-        if (c > 0 && waitpid(c, &st, 0) == c)
-            r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        if (image && !q.track && !q.nested && !q.isolate) {
+            r.status = inplace_check();
+        } else {
+            pid_t c = fork();
+            if (c == 0) _exit(run_one(&q));
+            int st;
+            if (c > 0 && waitpid(c, &st, 0) == c)
+                r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        }
         if (write(out, &r, sizeof r) != (ssize_t)sizeof r) break;
     }
     _exit(0);
@@ -276,14 +322,22 @@ static void checker_start(void)
     from_checker = b[0];
 }
 
+static void checker_stop(void);
+
+/* A state whose check ran in the checker and killed it is checked again in
+ * a child of a new checker, whose exit status is the verdict. */
 static int check_state(uint64_t state, uint32_t nested, uint32_t track, struct acks acks)
 {
-    struct req q = { state, nested, track, acks };
+    struct req q = { state, nested, track, 0, acks };
     struct rsp r;
-    if (write(to_checker, &q, sizeof q) != (ssize_t)sizeof q ||
-        read(from_checker, &r, sizeof r) != (ssize_t)sizeof r)
-        die2("the checker process is gone; run again (it may have been killed)");
-    return r.status;
+    for (;; q.isolate = 1) {
+        if (write(to_checker, &q, sizeof q) == (ssize_t)sizeof q &&
+            read(from_checker, &r, sizeof r) == (ssize_t)sizeof r)
+            return r.status;
+        if (q.isolate) die2("the checker process is gone; run again (it may have been killed)");
+        checker_stop();
+        checker_start();
+    }
 }
 
 static void checker_stop(void)
