@@ -137,7 +137,29 @@ static int check_head(struct ctx *c, const char *name, const char *head, uint64_
     return 0;
 }
 
-static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, struct ctx *cp);
+struct cairn_lane_cache {
+    uint64_t base;
+    bool kept[CAIRN_NLANES];          /* logs[l] holds lane l's scan under base */
+    struct lane_log logs[CAIRN_NLANES];
+};
+
+struct cairn_lane_cache *cairn__lane_cache_new(void)
+{
+    return calloc(1, sizeof(struct cairn_lane_cache));
+}
+
+void cairn__lane_cache_free(struct cairn_lane_cache *cache)
+{
+    if (!cache) return;
+    cairn__lane_logs_free(cache->logs);
+    free(cache);
+}
+
+/* the lanes reused from a cache, and where the others' scans go */
+struct lanes_in { struct cairn_lane_cache *cache; uint64_t base, touched; };
+
+static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, struct ctx *cp,
+                      const struct lanes_in *li);
 
 int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *ectx,
                       struct cairn_check_report *rep)
@@ -169,12 +191,14 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
         say(&c, "error", "%s", cairn_errormsg());
         return -1;
     }
-    rc = check_pool(pool, &ps, full, &c);
+    struct lanes_in li = { NULL, 0, 0 };
+    rc = check_pool(pool, &ps, full, &c, &li);
     cairn__pool_unmap_private(pool);
     return rc;
 }
 
 int cairn__check_image(const char *name, char *image, uint64_t size, bool full,
+                       struct cairn_lane_cache *cache, uint64_t base, uint64_t touched,
                        cairn_check_emit emit, void *ectx, struct cairn_check_report *rep)
 {
     struct ctx c = { emit, ectx, rep, 0 };
@@ -190,13 +214,15 @@ int cairn__check_image(const char *name, char *image, uint64_t size, bool full,
         say(&c, "error", "%s", cairn_errormsg());
         return -1;
     }
-    rc = check_pool(pool, &ps, full, &c);
+    struct lanes_in li = { cache, base, touched };
+    rc = check_pool(pool, &ps, full, &c, &li);
     free(pool);
     return rc;
 }
 
 /* The check proper, on a pool mapped privately: recovery simulated in it. */
-static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, struct ctx *cp)
+static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, struct ctx *cp,
+                      const struct lanes_in *li)
 {
     struct ctx c = *cp;
     struct cairn_check_report *rep = c.rep;
@@ -209,10 +235,23 @@ static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, 
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
     /* each lane scanned once: what the report says and what the simulated
      * recovery below rolls back */
-    struct lane_log logs[CAIRN_NLANES];
-    memset(logs, 0, sizeof logs);
+    struct lane_log own[CAIRN_NLANES], *logs = own;
+    memset(own, 0, sizeof own);
+    struct cairn_lane_cache *cache = li->cache;
+    if (cache) {
+        logs = cache->logs;
+        if (cache->base != li->base) memset(cache->kept, 0, sizeof cache->kept);
+        cache->base = li->base;
+    }
     for (unsigned l = 0; l < pool->hdr->nlanes && l < CAIRN_NLANES; l++) {
-        int n = cairn__lane_log_read(pool, l, &logs[l], why, sizeof why);
+        bool touched = l >= 64 || (li->touched >> l & 1);
+        int n;
+        if (cache && cache->kept[l] && !touched) {
+            n = (int)logs[l].n;
+        } else {
+            n = cairn__lane_log_read(pool, l, &logs[l], why, sizeof why);
+            if (cache) cache->kept[l] = n >= 0 && logs[l].local && !touched;
+        }
         if (n < 0) say(&c, "error", "%s", why[0] ? why : "out of memory reading the undo log");
         else if (n > 0) { rep->open_lanes++; rep->pending_records += (uint64_t)n; }
     }
@@ -275,7 +314,7 @@ static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, 
         }
     }
     free(had_objects);
-    cairn__lane_logs_free(logs);
+    if (!cache) cairn__lane_logs_free(own);
     cairn__heap_fini(pool);
     return rep->errors ? 1 : 0;
 }

@@ -77,7 +77,10 @@ static double now_s(void)
 /* acks: what the program was told had happened before the crash point
  * (ack_count), handed to a --check command in its environment */
 struct acks { uint32_t commits, grows, closes; };
-struct req { uint64_t state; uint32_t nested; uint32_t track; uint32_t isolate; struct acks acks; };
+/* base, touched: the image's contents apart from the lanes in touched
+ * (cairn__check_image's lane cache; touched all ones: nothing reused) */
+struct req { uint64_t state; uint32_t nested; uint32_t track; uint32_t isolate; struct acks acks;
+             uint64_t base, touched; };
 struct rsp { int32_t status; };
 
 static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096];
@@ -248,6 +251,7 @@ static int run_one(const struct req *q)
  * brings back the media's contents for the next state. */
 static char *image;                  /* MAP_PRIVATE of media_path; NULL: fork per state */
 static uint64_t image_size;
+static struct cairn_lane_cache *lane_cache;
 
 static void image_map(void)
 {
@@ -261,11 +265,12 @@ static void image_map(void)
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return;
+    lane_cache = cairn__lane_cache_new();
     image = p;
     image_size = (uint64_t)st.st_size;
 }
 
-static int inplace_check(void)
+static int inplace_check(const struct req *q)
 {
     int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (log >= 0) {
@@ -274,7 +279,8 @@ static int inplace_check(void)
     }
     struct cairn_check_report rep;
     check_problems = 0;
-    int rc = cairn__check_image(media_path, image, image_size, true, on_check, NULL, &rep);
+    int rc = cairn__check_image(media_path, image, image_size, true, lane_cache, q->base,
+                                q->touched, on_check, NULL, &rep);
     if (madvise(image, (size_t)image_size, MADV_DONTNEED)) {
         fprintf(stderr, "cannot restore the checker's image: %s\n", strerror(errno));
         _exit(125);
@@ -289,7 +295,7 @@ static void checker_loop(int in, int out)
     while (read(in, &q, sizeof q) == (ssize_t)sizeof q) {
         struct rsp r = { 125 };
         if (image && !q.track && !q.nested && !q.isolate) {
-            r.status = inplace_check();
+            r.status = inplace_check(&q);
         } else {
             pid_t c = fork();
             if (c == 0) _exit(run_one(&q));
@@ -326,9 +332,12 @@ static void checker_stop(void);
 
 /* A state whose check ran in the checker and killed it is checked again in
  * a child of a new checker, whose exit status is the verdict. */
+static uint64_t state_base, state_touched = ~0ull;   /* try_state's, for the next request */
+
 static int check_state(uint64_t state, uint32_t nested, uint32_t track, struct acks acks)
 {
-    struct req q = { state, nested, track, 0, acks };
+    struct req q = { state, nested, track, 0, acks, state_base, state_touched };
+    state_touched = ~0ull;
     struct rsp r;
     for (;; q.isolate = 1) {
         if (write(to_checker, &q, sizeof q) == (ssize_t)sizeof q &&
@@ -596,8 +605,19 @@ static void try_state(struct cm_model *m, const struct ct_rec *at, enum ct_point
         X.dedup++;
         return;
     }
-    for (size_t i = 0; i < nl; i++)
-        if (choice[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[choice[i]].bytes, CM_LINE);
+    /* the undo lanes the state's lines fall in (the checker reuses the
+     * scans of the others); a header line: every lane */
+    const struct pool_hdr *hd = (const void *)m->media;
+    state_base = m->media_hash;
+    state_touched = 0;
+    for (size_t i = 0; i < nl; i++) {
+        if (!choice[i]) continue;
+        uint64_t off = L[i].l->idx * CM_LINE;
+        memcpy(m->media + off, L[i].ver[choice[i]].bytes, CM_LINE);
+        if (off < CAIRN_HEADER_END || !hd->lane_size) state_touched = ~0ull;
+        else if (off >= hd->lanes_off && (off - hd->lanes_off) / hd->lane_size < hd->nlanes)
+            state_touched |= 1ull << ((off - hd->lanes_off) / hd->lane_size % 64);
+    }
     X.states++;
     uint32_t nested = opt.nested_every && !opt.check && X.states % opt.nested_every == 0
                           ? (uint32_t)(1 + rnd() % 8) : 0;
