@@ -13,11 +13,11 @@
  *
  * How a state is checked without spawning a process per state: the media
  * image is one file on tmpfs, mapped shared; this process writes a state's
- * lines into it, a checker process forked once at start (small, so its
- * forks are cheap) forks a child per state, and the child runs recovery
- * and the pool check on the file in a private mapping (cairn__check_file),
- * or copies it and runs the user's --check command. The lines are then put
- * back. Every --nested-every'th state also has recovery crash midway and
+ * lines into it, and a checker process forked once at start runs recovery
+ * and the pool check in its own private mapping of the file, kept across
+ * states (cairn__check_image; the pages recovery dirtied are dropped after
+ * each check), or forks a child that copies the file and runs the user's
+ * --check command. The lines are then put back. Every --nested-every'th state also has recovery crash midway and
  * the pool opened (recovered) again.
  *
  * Exit status: 0 no state failed, 1 one did, 2 usage or set-up error.
@@ -73,7 +73,7 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* ---- the checker: forked once, forks a child per state ---- */
+/* ---- the checker: forked once; the built-in check runs in it ---- */
 /* acks: what the program was told had happened before the crash point
  * (ack_count), handed to a --check command in its environment */
 struct acks { uint32_t commits, grows, closes; };
