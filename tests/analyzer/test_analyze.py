@@ -120,6 +120,55 @@ def test_precision_and_recall_totals(tmp_path):
     assert precision >= 11 / 13
 
 
+@pytest.mark.parametrize("name", ["kvsnap", "callbacks", "statics", "sametag"])
+def test_two_parser_threads_report_what_one_does(tmp_path, name):
+    """-j 2 parses the two files on two worker threads (collectFacts), each
+    into its own facts, merged after the join: the report is the one -j 1
+    makes but for the time taken. scripts/test.sh runs this under TSan."""
+    def report(j):
+        r = analyze(tmp_path / f"j{j}", name, "-j", j)
+        assert r["stats"]["translation_units"] == 2
+        del r["stats"]["seconds"]
+        return r
+    (tmp_path / "j1").mkdir()
+    (tmp_path / "j2").mkdir()
+    assert report("2") == report("1")
+
+
+def test_parser_threads_share_many_files(tmp_path):
+    """Nine files on two workers (collectFacts deals them out in turn): the
+    load reaches a type defined in each of eight, and the -j 2 report is the
+    -j 1 one. Enough files that, under TSan, a worker's unguarded shared
+    write (the progress count) is reported on every run."""
+    src = tmp_path / "many"
+    src.mkdir()
+    n = 8
+    for k in range(n):
+        (src / f"part{k}.c").write_text(
+            f"void *malloc(unsigned long);\nstruct rec{k} {{ long v; }};\nstruct rec{k} *slot{k};\n"
+            f"void fill{k}(long v) {{ slot{k} = malloc(sizeof *slot{k}); slot{k}->v = v; }}\n")
+    (src / "load.c").write_text(
+        "".join(f"void fill{k}(long v);\n" for k in range(n)) +
+        "void load_all(void) {\n" + "".join(f"  fill{k}({k});\n" for k in range(n)) + "}\n")
+    files = [f"part{k}.c" for k in range(n)] + ["load.c"]
+    (src / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(src), "file": str(src / f), "arguments": ["cc", "-c", f]}
+         for f in files]))
+
+    def report(j):
+        res = subprocess.run([str(TOOL), "--load", "load_all", "-p", str(src), "--json", "-j", j],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        r = json.loads(res.stdout)
+        assert r["stats"]["translation_units"] == n + 1
+        del r["stats"]["seconds"]
+        return r
+    two = report("2")
+    reported = {t["name"] for t in two["types"] if t["reported"]}
+    assert reported == {f"struct rec{k}" for k in range(n)}
+    assert two == report("1")
+
+
 def test_iterators_stack_only_and_variants(tmp_path):
     r = {t["name"]: t for t in analyze(tmp_path, "logstore")["types"]}
     assert "iterator" in r["struct replay_cursor"]["drop_reason"]
