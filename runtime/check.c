@@ -111,6 +111,56 @@ static void describe_states(struct ctx *c, const char *head)
     }
 }
 
+/* The header and state records of an image (its first CAIRN_HEADER_END
+ * bytes in head): 0 when a pool can be mapped from them (ps chosen), else
+ * the check's return value, with the problem said. */
+static int check_head(struct ctx *c, const char *name, const char *head, uint64_t size, bool regular,
+                      struct pool_state *ps)
+{
+    char why[512];
+    if (cairn__header_check(head, size, NULL, why, sizeof why)) {
+        say(c, "error", "%s: %s", name, regular ? why : "not a regular file");
+        if (regular && cairn__state_check(head, why, sizeof why)) {
+            /* readable, but the state copies say it is damaged: show both */
+            describe_states(c, head);
+            c->rep->state_damaged = true;
+            return 1;
+        }
+        return -1;
+    }
+    cairn__state_read(head, ps);
+    for (int k = 0; k < 2; k++)
+        if (!cairn__state_copy_ok(head, k))
+            say(c, "info", "state copy %c fails its checksum: torn by the crash that left the "
+                "pool dirty; the next open uses copy %c (sequence %llu) and rewrites %c",
+                "AB"[k], "AB"[!k], (unsigned long long)ps->seq, "AB"[k]);
+    return 0;
+}
+
+struct cairn_lane_cache {
+    uint64_t base;
+    bool kept[CAIRN_NLANES];          /* logs[l] holds lane l's scan under base */
+    struct lane_log logs[CAIRN_NLANES];
+};
+
+struct cairn_lane_cache *cairn__lane_cache_new(void)
+{
+    return calloc(1, sizeof(struct cairn_lane_cache));
+}
+
+void cairn__lane_cache_free(struct cairn_lane_cache *cache)
+{
+    if (!cache) return;
+    cairn__lane_logs_free(cache->logs);
+    free(cache);
+}
+
+/* the lanes reused from a cache, and where the others' scans go */
+struct lanes_in { struct cairn_lane_cache *cache; uint64_t base, touched; };
+
+static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, struct ctx *cp,
+                      const struct lanes_in *li);
+
 int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *ectx,
                       struct cairn_check_report *rep)
 {
@@ -122,33 +172,62 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
         return -1;
     }
     struct stat st;
-    char head[CAIRN_HEADER_END], why[512];
+    char head[CAIRN_HEADER_END];
     memset(head, 0, sizeof head);
-    if (fstat(fd, &st) || pread(fd, head, sizeof head, 0) < 0 ||
-        cairn__header_check(head, (uint64_t)st.st_size, NULL, why, sizeof why)) {
-        say(&c, "error", "%s: %s", path, S_ISREG(st.st_mode) ? why : "not a regular file");
+    struct pool_state ps;
+    if (fstat(fd, &st) || pread(fd, head, sizeof head, 0) < 0) {
+        say(&c, "error", "%s: cannot read: %s", path, strerror(errno));
         close(fd);
-        if (S_ISREG(st.st_mode) && cairn__state_check(head, why, sizeof why)) {
-            /* readable, but the state copies say it is damaged: show both */
-            describe_states(&c, head);
-            rep->state_damaged = true;
-            return 1;
-        }
         return -1;
     }
-    struct pool_state ps;
-    cairn__state_read(head, &ps);
-    for (int k = 0; k < 2; k++)
-        if (!cairn__state_copy_ok(head, k))
-            say(&c, "info", "state copy %c fails its checksum: torn by the crash that left the "
-                "pool dirty; the next open uses copy %c (sequence %llu) and rewrites %c",
-                "AB"[k], "AB"[!k], (unsigned long long)ps.seq, "AB"[k]);
+    int rc = check_head(&c, path, head, (uint64_t)st.st_size, S_ISREG(st.st_mode), &ps);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
     cairn_pool *pool = cairn__pool_map_private(path, fd, &ps);
     close(fd);
     if (!pool) {
         say(&c, "error", "%s", cairn_errormsg());
         return -1;
     }
+    struct lanes_in li = { NULL, 0, 0 };
+    rc = check_pool(pool, &ps, full, &c, &li);
+    cairn__pool_unmap_private(pool);
+    return rc;
+}
+
+int cairn__check_image(const char *name, char *image, uint64_t size, bool full,
+                       struct cairn_lane_cache *cache, uint64_t base, uint64_t touched,
+                       cairn_check_emit emit, void *ectx, struct cairn_check_report *rep)
+{
+    struct ctx c = { emit, ectx, rep, 0 };
+    memset(rep, 0, sizeof *rep);
+    char head[CAIRN_HEADER_END];
+    memset(head, 0, sizeof head);
+    memcpy(head, image, size < sizeof head ? (size_t)size : sizeof head);
+    struct pool_state ps;
+    int rc = check_head(&c, name, head, size, true, &ps);
+    if (rc) return rc;
+    cairn_pool *pool = cairn__pool_on_image(name, image, &ps);
+    if (!pool) {
+        say(&c, "error", "%s", cairn_errormsg());
+        return -1;
+    }
+    struct lanes_in li = { cache, base, touched };
+    rc = check_pool(pool, &ps, full, &c, &li);
+    free(pool);
+    return rc;
+}
+
+/* The check proper, on a pool mapped privately: recovery simulated in it. */
+static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, struct ctx *cp,
+                      const struct lanes_in *li)
+{
+    struct ctx c = *cp;
+    struct cairn_check_report *rep = c.rep;
+    struct pool_state ps = *sp;
+    char why[512];
     pool->gc.bad_ptr = on_bad_ptr;
     pool->gc.bad_ptr_ctx = &c;
     cairn__heap_init(pool);
@@ -156,10 +235,23 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
     /* each lane scanned once: what the report says and what the simulated
      * recovery below rolls back */
-    struct lane_log logs[CAIRN_NLANES];
-    memset(logs, 0, sizeof logs);
+    struct lane_log own[CAIRN_NLANES], *logs = own;
+    memset(own, 0, sizeof own);
+    struct cairn_lane_cache *cache = li->cache;
+    if (cache) {
+        logs = cache->logs;
+        if (cache->base != li->base) memset(cache->kept, 0, sizeof cache->kept);
+        cache->base = li->base;
+    }
     for (unsigned l = 0; l < pool->hdr->nlanes && l < CAIRN_NLANES; l++) {
-        int n = cairn__lane_log_read(pool, l, &logs[l], why, sizeof why);
+        bool touched = l >= 64 || (li->touched >> l & 1);
+        int n;
+        if (cache && cache->kept[l] && !touched) {
+            n = (int)logs[l].n;
+        } else {
+            n = cairn__lane_log_read(pool, l, &logs[l], why, sizeof why);
+            if (cache) cache->kept[l] = n >= 0 && logs[l].local && !touched;
+        }
         if (n < 0) say(&c, "error", "%s", why[0] ? why : "out of memory reading the undo log");
         else if (n > 0) { rep->open_lanes++; rep->pending_records += (uint64_t)n; }
     }
@@ -222,8 +314,7 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
         }
     }
     free(had_objects);
-    cairn__lane_logs_free(logs);
+    if (!cache) cairn__lane_logs_free(own);
     cairn__heap_fini(pool);
-    cairn__pool_unmap_private(pool);
     return rep->errors ? 1 : 0;
 }

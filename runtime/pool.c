@@ -103,18 +103,25 @@ static cairn_pool *pool_new(const char *path, int fd)
  * state record cairn__state_read chose. */
 cairn_pool *cairn__pool_map_private(const char *path, int fd, const struct pool_state *ps)
 {
+    void *base = mmap(NULL, ps->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+    if (base == MAP_FAILED) {
+        int e = errno;
+        cairn__err(e, "%s: cannot map: %s", path, strerror(e));
+        return NULL;
+    }
+    cairn_pool *pool = cairn__pool_on_image(path, base, ps);
+    if (!pool) munmap(base, ps->size);
+    return pool;
+}
+
+cairn_pool *cairn__pool_on_image(const char *path, char *base, const struct pool_state *ps)
+{
     cairn_pool *pool = pool_new(path, -1);
     if (!pool) {
         cairn__err(ENOMEM, "%s: out of memory", path);
         return NULL;
     }
-    pool->base = mmap(NULL, ps->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
-    if (pool->base == MAP_FAILED) {
-        int e = errno;
-        free(pool);
-        cairn__err(e, "%s: cannot map: %s", path, strerror(e));
-        return NULL;
-    }
+    pool->base = base;
     pool->hdr = (void *)pool->base;
     pool->size = ps->size;
     pool->state = *ps;

@@ -75,6 +75,9 @@ static inline cairn_pool *cairn__pool_of_addr(const void *p)
 /* ---- pool.c ---- */
 cairn_pool *cairn__pool_map_private(const char *path, int fd, const struct pool_state *ps);
 void cairn__pool_unmap_private(cairn_pool *pool);
+/* A pool handle on an image the caller mapped privately and unmaps
+ * (cairn__check_image); released with free(). */
+cairn_pool *cairn__pool_on_image(const char *path, char *base, const struct pool_state *ps);
 
 /* ---- handle.c ---- */
 #define CAIRN_CLOSED_MAGIC 0xc105edu

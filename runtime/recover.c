@@ -35,6 +35,7 @@ struct lwalk {
     char *blk;                        /* the block: the lane's own area or an extension */
     uint64_t cap, used;
     int jumps;
+    bool *left;                       /* set when the walk reads outside the lane's own area */
 };
 
 static uint64_t rec_bytes(const struct log_rec *r)
@@ -115,6 +116,7 @@ static int take_jump(struct lwalk *w, uint64_t off, uint64_t len, char *why, siz
                  w->lane, (unsigned long long)off);
         return -1;
     }
+    if (w->left) *w->left = true;
     w->blk = w->pool->base + off;
     w->cap = len;
     w->used = 0;
@@ -201,6 +203,7 @@ static int log_damaged(const struct lwalk *p, const char *area, char *why, size_
          * word changed), or its offset with that object's size (the length
          * word changed). Either proves the JUMP was written. */
         uint64_t target = 0, tlen = 0, nch = cairn__heap_chunks(h, p->pool->size);
+        if (p->left) *p->left = true;       /* the chunk table */
         for (uint64_t g = 0; g < nch && !target; g++) {
             if (g % CAIRN_ZONE_CHUNKS == 0) continue;
             uint64_t cw = *cairn__chunk_table_slot(p->pool->base, h, g);
@@ -278,14 +281,14 @@ static int log_damaged(const struct lwalk *p, const char *area, char *why, size_
  * structurally impossible or (strict) provably damaged, not merely ending
  * in a torn record. *beyond (strict, may be NULL): valid records of the
  * lane's generation lie past the first invalid one (a torn append). */
-int cairn__lane_scan(cairn_pool *pool, unsigned lane,
+static int lane_scan(cairn_pool *pool, unsigned lane,
                      int (*fn)(void *ctx, const struct log_rec *r, const char *data), void *ctx,
-                     bool strict, bool *beyond, char *why, size_t whylen)
+                     bool strict, bool *beyond, bool *left, char *why, size_t whylen)
 {
     const struct pool_hdr *h = pool->hdr;
     char *area = pool->base + h->lanes_off + (uint64_t)lane * h->lane_size;
     struct lwalk w = { pool, lane, ((struct lane_hdr *)area)->gen, area + sizeof(struct lane_hdr),
-                       h->lane_size - sizeof(struct lane_hdr), 0, 0 };
+                       h->lane_size - sizeof(struct lane_hdr), 0, 0, left };
     int n = 0;
     for (;;) {
         const struct log_rec *r;
@@ -309,6 +312,13 @@ int cairn__lane_scan(cairn_pool *pool, unsigned lane,
     return n;
 }
 
+int cairn__lane_scan(cairn_pool *pool, unsigned lane,
+                     int (*fn)(void *ctx, const struct log_rec *r, const char *data), void *ctx,
+                     bool strict, bool *beyond, char *why, size_t whylen)
+{
+    return lane_scan(pool, lane, fn, ctx, strict, beyond, NULL, why, whylen);
+}
+
 static int collect(void *ctx, const struct log_rec *r, const char *data)
 {
     (void)data;
@@ -330,7 +340,7 @@ static int collect(void *ctx, const struct log_rec *r, const char *data)
 long cairn__lane_records(cairn_pool *pool, unsigned lane, const struct log_rec ***v, size_t *cap,
                          char *why, size_t whylen)
 {
-    struct lane_log l = { *v, 0, *cap, false };
+    struct lane_log l = { *v, 0, *cap, false, false };
     int n = cairn__lane_scan(pool, lane, collect, &l, false, NULL, why, whylen);
     *v = l.v;
     *cap = l.cap;
@@ -360,8 +370,11 @@ void cairn__undo_apply(cairn_pool *pool, const struct log_rec *const *v, size_t 
 int cairn__lane_log_read(cairn_pool *pool, unsigned lane, struct lane_log *log, char *why,
                          size_t whylen)
 {
+    bool left = false;
     log->n = 0;
-    return cairn__lane_scan(pool, lane, collect, log, true, &log->beyond, why, whylen);
+    int n = lane_scan(pool, lane, collect, log, true, &log->beyond, &left, why, whylen);
+    log->local = !left;
+    return n;
 }
 
 void cairn__lane_logs_free(struct lane_log *logs)

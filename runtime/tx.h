@@ -78,7 +78,9 @@ int   cairn__recover_lanes(cairn_pool *pool, uint64_t *records);
 /* Recovery in two steps, for a caller that judges each lane itself
  * (check.c): each lane's strict scan with its valid records, then the
  * roll-back of all of them (none may be damaged). */
-struct lane_log { const struct log_rec **v; size_t n, cap; bool beyond; };
+/* local: the scan read nothing outside the lane's own area (no extension
+ * block, no chunk table), so its result holds while that area is unchanged */
+struct lane_log { const struct log_rec **v; size_t n, cap; bool beyond, local; };
 int   cairn__lane_log_read(cairn_pool *pool, unsigned lane, struct lane_log *log, char *why,
                            size_t whylen);
 void  cairn__recover_logs(cairn_pool *pool, struct lane_log *logs, uint64_t *records);

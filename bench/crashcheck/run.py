@@ -5,7 +5,8 @@
 
 1. States per second, side by side in one run, on one trace
    (tests/crashcheck/many_lines.c, --lines lines flushed together: 2^lines
-   states at one fence): cairn-crashcheck's forked built-in check against
+   states at one fence): cairn-crashcheck's built-in check (run in its
+   checker process on one kept mapping, docs/crashcheck.md "Speed") against
    the process-per-state approach of tests/unit/crashsim.h (the image
    written whole and a checker spawned per state: --check 'cairn-pool check
    {pool}'), alternating, --rounds rounds. CPU seconds are the run's and its
@@ -75,7 +76,7 @@ def side_by_side(work, lines, rounds):
     subprocess.run([str(prog), "run", str(Path(work) / "bench.pool")], env=env, check=True,
                    stdout=subprocess.DEVNULL)
     os.unlink(Path(work) / "bench.pool")
-    methods = [("forked, built-in check", []),
+    methods = [("built-in check in the checker", []),
                ("process per state", ["--check", f"{BUILD / 'runtime' / 'cairn-pool'} check {{pool}} >/dev/null"])]
     rows = []
     for r in range(1, rounds + 1):

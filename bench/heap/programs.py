@@ -153,6 +153,29 @@ def build_jq(tree, env, log):
     return "jq"
 
 
+def cached_sources(pkg, cache):
+    d = os.path.join(cache, "src")
+    return sorted(f for f in os.listdir(d) if f.startswith(pkg + "_") and f.endswith(".dsc")) \
+        if os.path.isdir(d) else []
+
+
+def fetch_source(pkg, cache, build_dir):
+    """The .dsc files of PKG in the cache, fetched by tests/debian/run.sh
+    --fetch when there are none; stops the run when it cannot be fetched."""
+    dscs = cached_sources(pkg, cache)
+    if dscs:
+        return dscs
+    r = subprocess.run([os.path.join(ROOT, "tests", "debian", "run.sh"), "--fetch", pkg],
+                       env={**os.environ, "CAIRN_BUILD": build_dir, "CAIRN_DEBIAN_CACHE": cache},
+                       capture_output=True, text=True)
+    dscs = cached_sources(pkg, cache) if r.returncode == 0 else []
+    if not dscs:
+        die(f"no {pkg} source in {cache}/src and `tests/debian/run.sh --fetch {pkg}` "
+            f"could not fetch it ({(r.stdout + r.stderr).strip()}); set "
+            "CAIRN_DEBIAN_MIRROR or copy the .dsc and its files there")
+    return dscs
+
+
 def build_all(packages, build_dir, cache, outdir):
     """{package: {build: exe}}"""
     cc = {"clang": shutil.which("clang-19") or "/usr/lib/llvm-19/bin/clang",
@@ -165,21 +188,7 @@ def build_all(packages, build_dir, cache, outdir):
                     if f.endswith((".so", ".a")) or f.startswith("cairn-"))
     exes = {}
     for pkg in packages:
-        dscs = sorted(f for f in os.listdir(os.path.join(cache, "src"))
-                      if f.startswith(pkg + "_") and f.endswith(".dsc")) \
-            if os.path.isdir(os.path.join(cache, "src")) else []
-        if not dscs:
-            r = subprocess.run([os.path.join(ROOT, "tests", "debian", "run.sh"), "--fetch", pkg],
-                               env={**os.environ, "CAIRN_BUILD": build_dir,
-                                    "CAIRN_DEBIAN_CACHE": cache},
-                               capture_output=True, text=True)
-            dscs = sorted(f for f in os.listdir(os.path.join(cache, "src"))
-                          if f.startswith(pkg + "_") and f.endswith(".dsc")) \
-                if r.returncode == 0 and os.path.isdir(os.path.join(cache, "src")) else []
-        if not dscs:
-            die(f"no {pkg} source in {cache}/src and `tests/debian/run.sh --fetch {pkg}` "
-                f"could not fetch it ({(r.stdout + r.stderr).strip()}); set "
-                "CAIRN_DEBIAN_MIRROR or copy the .dsc and its files there")
+        dscs = fetch_source(pkg, cache, build_dir)
         exes[pkg] = {}
         for b in BUILDS:
             tree = os.path.join(outdir, b, pkg)
@@ -207,10 +216,12 @@ def build_all(packages, build_dir, cache, outdir):
 
 # ---------------------------------------------------------------- inputs
 
-def corpus(cache, outdir, scale):
+def corpus(cache, build_dir, outdir, scale):
     """(text corpus, JSON corpus): pcre2's orig tarball unpacked, and a JSON
     array describing its files, each repeated or cut to SCALE times its
-    size."""
+    size (pcre2's source is fetched when it is not cached, whichever
+    packages are timed)."""
+    fetch_source("pcre2", cache, build_dir)
     src = [f for f in os.listdir(os.path.join(cache, "src")) if f.startswith("pcre2_")
            and ".orig.tar" in f]
     if not src:
@@ -310,7 +321,7 @@ def main():
     outdir = os.path.join(build_dir, "heap-programs")
     os.makedirs(outdir, exist_ok=True)
     exes = build_all(pkgs, build_dir, cache, outdir)
-    text, js = corpus(cache, outdir, a.scale)
+    text, js = corpus(cache, build_dir, outdir, a.scale)
     todo, gz, bz = tasks(exes, cache, outdir, text, js, a.scale)
     env = {**os.environ, "CAIRN_PMEM_FORCE": "1"}
     heaps_before = set(f for f in os.listdir("/dev/shm") if f.startswith("cairn-heap-"))

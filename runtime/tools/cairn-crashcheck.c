@@ -13,11 +13,11 @@
  *
  * How a state is checked without spawning a process per state: the media
  * image is one file on tmpfs, mapped shared; this process writes a state's
- * lines into it, a checker process forked once at start (small, so its
- * forks are cheap) forks a child per state, and the child runs recovery
- * and the pool check on the file in a private mapping (cairn__check_file),
- * or copies it and runs the user's --check command. The lines are then put
- * back. Every --nested-every'th state also has recovery crash midway and
+ * lines into it, and a checker process forked once at start runs recovery
+ * and the pool check in its own private mapping of the file, kept across
+ * states (cairn__check_image; the pages recovery dirtied are dropped after
+ * each check), or forks a child that copies the file and runs the user's
+ * --check command. The lines are then put back. Every --nested-every'th state also has recovery crash midway and
  * the pool opened (recovered) again.
  *
  * Exit status: 0 no state failed, 1 one did, 2 usage or set-up error.
@@ -73,11 +73,14 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* ---- the checker: forked once, forks a child per state ---- */
+/* ---- the checker: forked once; the built-in check runs in it ---- */
 /* acks: what the program was told had happened before the crash point
  * (ack_count), handed to a --check command in its environment */
 struct acks { uint32_t commits, grows, closes; };
-struct req { uint64_t state; uint32_t nested; uint32_t track; struct acks acks; };
+/* base, touched: the image's contents apart from the lanes in touched
+ * (cairn__check_image's lane cache; touched all ones: nothing reused) */
+struct req { uint64_t state; uint32_t nested; uint32_t track; uint32_t isolate; struct acks acks;
+             uint64_t base, touched; };
 struct rsp { int32_t status; };
 
 static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096];
@@ -241,16 +244,65 @@ static int run_one(const struct req *q)
     return q->nested ? nested_check(q->nested) : 0;
 }
 
+/* The built-in check of a state in the checker itself, with no fork: on
+ * the checker's one private mapping of the media file, which shows the
+ * media's lines as the explorer wrote them. The check's simulated recovery
+ * dirties pages of that mapping; dropping them afterwards (MADV_DONTNEED)
+ * brings back the media's contents for the next state. */
+static char *image;                  /* MAP_PRIVATE of media_path; NULL: fork per state */
+static uint64_t image_size;
+static struct cairn_lane_cache *lane_cache;
+
+static void image_map(void)
+{
+    if (opt.check) return;
+    int fd = open(media_path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || !st.st_size) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return;
+    lane_cache = cairn__lane_cache_new();
+    image = p;
+    image_size = (uint64_t)st.st_size;
+}
+
+static int inplace_check(const struct req *q)
+{
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log >= 0) {
+        dup2(log, 2);
+        close(log);
+    }
+    struct cairn_check_report rep;
+    check_problems = 0;
+    int rc = cairn__check_image(media_path, image, image_size, true, lane_cache, q->base,
+                                q->touched, on_check, NULL, &rep);
+    if (madvise(image, (size_t)image_size, MADV_DONTNEED)) {
+        fprintf(stderr, "cannot restore the checker's image: %s\n", strerror(errno));
+        _exit(125);
+    }
+    return rc != 0 || check_problems ? 1 : 0;
+}
+
 static void checker_loop(int in, int out)
 {
     struct req q;
+    image_map();
     while (read(in, &q, sizeof q) == (ssize_t)sizeof q) {
         struct rsp r = { 125 };
-        pid_t c = fork();
-        if (c == 0) _exit(run_one(&q));
-        int st;
-        if (c > 0 && waitpid(c, &st, 0) == c)
-            r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        if (image && !q.track && !q.nested && !q.isolate) {
+            r.status = inplace_check(&q);
+        } else {
+            pid_t c = fork();
+            if (c == 0) _exit(run_one(&q));
+            int st;
+            if (c > 0 && waitpid(c, &st, 0) == c)
+                r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        }
         if (write(out, &r, sizeof r) != (ssize_t)sizeof r) break;
     }
     _exit(0);
@@ -276,14 +328,25 @@ static void checker_start(void)
     from_checker = b[0];
 }
 
+static void checker_stop(void);
+
+/* A state whose check ran in the checker and killed it is checked again in
+ * a child of a new checker, whose exit status is the verdict. */
+static uint64_t state_base, state_touched = ~0ull;   /* try_state's, for the next request */
+
 static int check_state(uint64_t state, uint32_t nested, uint32_t track, struct acks acks)
 {
-    struct req q = { state, nested, track, acks };
+    struct req q = { state, nested, track, 0, acks, state_base, state_touched };
+    state_touched = ~0ull;
     struct rsp r;
-    if (write(to_checker, &q, sizeof q) != (ssize_t)sizeof q ||
-        read(from_checker, &r, sizeof r) != (ssize_t)sizeof r)
-        die2("the checker process is gone; run again (it may have been killed)");
-    return r.status;
+    for (;; q.isolate = 1) {
+        if (write(to_checker, &q, sizeof q) == (ssize_t)sizeof q &&
+            read(from_checker, &r, sizeof r) == (ssize_t)sizeof r)
+            return r.status;
+        if (q.isolate) die2("the checker process is gone; run again (it may have been killed)");
+        checker_stop();
+        checker_start();
+    }
 }
 
 static void checker_stop(void)
@@ -542,8 +605,19 @@ static void try_state(struct cm_model *m, const struct ct_rec *at, enum ct_point
         X.dedup++;
         return;
     }
-    for (size_t i = 0; i < nl; i++)
-        if (choice[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[choice[i]].bytes, CM_LINE);
+    /* the undo lanes the state's lines fall in (the checker reuses the
+     * scans of the others); a header line: every lane */
+    const struct pool_hdr *hd = (const void *)m->media;
+    state_base = m->media_hash;
+    state_touched = 0;
+    for (size_t i = 0; i < nl; i++) {
+        if (!choice[i]) continue;
+        uint64_t off = L[i].l->idx * CM_LINE;
+        memcpy(m->media + off, L[i].ver[choice[i]].bytes, CM_LINE);
+        if (off < CAIRN_HEADER_END || !hd->lane_size) state_touched = ~0ull;
+        else if (off >= hd->lanes_off && (off - hd->lanes_off) / hd->lane_size < hd->nlanes)
+            state_touched |= 1ull << ((off - hd->lanes_off) / hd->lane_size % 64);
+    }
     X.states++;
     uint32_t nested = opt.nested_every && !opt.check && X.states % opt.nested_every == 0
                           ? (uint32_t)(1 + rnd() % 8) : 0;

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "poolcheck.h"
+#include <sys/mman.h>
 
 struct node { uint64_t next; uint64_t val; };
 struct root { uint64_t head; uint64_t count; uint64_t spare; };
@@ -212,6 +213,64 @@ static void large_objects_after_crash(void)
     unlink(LPATH);
 }
 
+static char *slurp(const char *path, size_t *size)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) return NULL;
+    char *b = malloc((size_t)st.st_size);
+    if (b && pread(fd, b, (size_t)st.st_size, 0) != st.st_size) { free(b); b = NULL; }
+    close(fd);
+    *size = (size_t)st.st_size;
+    return b;
+}
+
+static uint64_t image_open_lanes(char *img, struct cairn_lane_cache *c, uint64_t base, uint64_t touched)
+{
+    struct cairn_check_report rep;
+    struct t_check tc = { 0 };
+    int rc = cairn__check_image("image", img, 16 << 20, true, c, base, touched, t_check_emit, &tc, &rep);
+    return rc < 0 ? ~0ull : rep.open_lanes;
+}
+
+/* The crash checker's in-place check (cairn__check_image) reuses a lane's
+ * scan only while that lane is untouched: a lane given as touched is
+ * scanned again, and what its new contents held is not kept for later. */
+static void check_image_reuses_only_untouched_lanes(void)
+{
+    CHECK(t_child(build_list, (void *)(intptr_t)3, NULL, 0) == 0);
+    char a_path[4200];
+    snprintf(a_path, sizeof a_path, "%s.clean", PATH);
+    copy_file(PATH, a_path);
+    CHECK(t_child(crash_in_tx, NULL, NULL, 0) == 0);
+    size_t na = 0, nb = 0;
+    char *a = slurp(a_path, &na), *b = slurp(PATH, &nb);
+    REQUIRE(a && b && na == (16 << 20) && nb == na);
+    const struct pool_hdr *h = (const void *)a;
+    uint64_t touched = 0;
+    for (unsigned l = 0; l < h->nlanes && l < 64; l++)
+        if (memcmp(a + h->lanes_off + l * h->lane_size, b + h->lanes_off + l * h->lane_size, h->lane_size))
+            touched |= 1ull << l;
+    CHECK(touched != 0);
+    char *img = mmap(NULL, na, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(img != MAP_FAILED);
+    struct cairn_lane_cache *c = cairn__lane_cache_new();
+    REQUIRE(c);
+    memcpy(img, a, na);
+    CHECK(image_open_lanes(img, c, 1, 0) == 0);
+    /* the clean image with the crashed transaction's lanes */
+    memcpy(img, a, na);
+    memcpy(img + h->lanes_off, b + h->lanes_off, h->nlanes * h->lane_size);
+    CHECK(image_open_lanes(img, c, 1, touched) == 1);
+    memcpy(img, a, na);
+    CHECK(image_open_lanes(img, c, 1, 0) == 0);
+    cairn__lane_cache_free(c);
+    munmap(img, na);
+    free(a);
+    free(b);
+    unlink(a_path);
+}
+
 int main(void)
 {
     PATH = t_path("recover");
@@ -221,6 +280,7 @@ int main(void)
     RUN(torn_tx_rolls_back);
     RUN(interrupted_recovery_recovers);
     RUN(gc_on_demand_keeps_reachable);
+    RUN(check_image_reuses_only_untouched_lanes);
     LPATH = t_path("recover-large");
     RUN(large_objects_after_crash);
     unlink(PATH);
