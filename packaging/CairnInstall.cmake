@@ -30,7 +30,7 @@ set(CAIRN_PRIVATE_LIBDIR ${CMAKE_INSTALL_LIBDIR}/cairn)
 # stable, tree-free prefix instead.
 foreach(t cairn_obj cairn-pool cairn-analyze cairn-cc CairnPass CairnTypeId
           cairn_cc_rt cairn_pheap cairn_pheap_cxx cairn_crashmodel cairn-crashcheck
-          cairn-trace-scan)
+          cairn-trace-scan cairn-readtrack)
   if(TARGET ${t})
     target_compile_options(${t} PRIVATE
       -ffile-prefix-map=${CMAKE_BINARY_DIR}=/usr/src/cairn/build
