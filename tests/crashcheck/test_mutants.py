@@ -3,7 +3,8 @@ persistence site of the runtime (each flush, fence and non-temporal store,
 dropped, moved or aimed at the next line); each mutant is a libcairn.a built
 with -DCAIRN_MUTANT=N, and crashcheck over the mutant's workload must catch it
 (exit 1). A mutant marked survivor in the table must instead pass (exit 0):
-if it is caught, the table's reason is wrong. With CAIRN_MUTANTS_JSON=FILE
+if it is caught, the table's reason is wrong. CAIRN_MUTANT_JOBS mutants
+(default 2) are built and checked at once. With CAIRN_MUTANTS_JSON=FILE
 the module writes the score per kind (scripts/results.py reads it)."""
 import json
 import os
@@ -61,18 +62,47 @@ def build_mutant(m, base, out_dir):
     return lib
 
 
+# mutants built and checked at once (CAIRN_MUTANT_JOBS, default 2: one per
+# core of CI's machine); each crashcheck run is one process (--jobs 1)
+JOBS_AT_ONCE = int(os.environ.get("CAIRN_MUTANT_JOBS", "2"))
+
+
+def selected(session):
+    """the mutants whose test_mutant_caught this session runs (all of them,
+    or those a -k or node id picked)"""
+    names = {it.callspec.params["m"]["name"] for it in session.items
+             if it.originalname == "test_mutant_caught" and hasattr(it, "callspec")}
+    return [m for m in MUTANTS if m["name"] in names]
+
+
+def build_and_check(m, base, out):
+    """one mutant's library built and its workload checked under crashcheck"""
+    lib = build_mutant(m, base, out)
+    base_dir = Path("/dev/shm") if Path("/dev/shm").is_dir() else out
+    pool = base_dir / f"cairn-mutant-{os.getpid()}-{m['name']}.pool"
+    return run_workload(m["workload"], lib, out / m["name"], pool)
+
+
 @pytest.fixture(scope="module")
-def libs(tmp_path_factory):
-    """every mutant's libcairn.a, built once per session, two at a time"""
+def outcomes(request, tmp_path_factory):
+    """every selected mutant's crashcheck run, as a future: JOBS_AT_ONCE
+    mutants are built and checked at a time, in the table's order (the
+    shipped objects first), so one mutant's compiles overlap another's
+    check; each test waits for its own mutant's run"""
+    if not (BUILD / "runtime" / "cairn-crashcheck").exists():
+        yield {}
+        return
     out = tmp_path_factory.mktemp("mutants")
     (out / "base").mkdir()
     srcs = sorted(RUNTIME.glob("*.c"))
-    with ThreadPoolExecutor(2) as ex:
+    ex = ThreadPoolExecutor(JOBS_AT_ONCE)
+    try:
         base = dict(zip([s.stem for s in srcs],
                         ex.map(lambda s: compile_obj(s, out / "base" / (s.stem + ".o")), srcs)))
-        built = dict(zip([m["name"] for m in MUTANTS],
-                         ex.map(lambda m: build_mutant(m, base, out), MUTANTS)))
-    return built
+        yield {m["name"]: ex.submit(build_and_check, m, base, out)
+               for m in selected(request.session)}
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
 
 
 def link(lib, src, out, defines=()):
@@ -118,12 +148,6 @@ def run_workload(workload, lib, tmp_path, pool):
     raise AssertionError(f"mutants.h names an unknown workload {workload!r}")
 
 
-@pytest.fixture
-def pool(tmp_path):
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
-    return base / f"cairn-mutant-{os.getpid()}-{tmp_path.name}.pool"
-
-
 RESULTS = {}
 
 
@@ -140,10 +164,10 @@ def test_table_covers_every_site():
 
 
 @pytest.mark.parametrize("m", MUTANTS, ids=[m["name"] for m in MUTANTS])
-def test_mutant_caught(m, libs, tmp_path, pool):
+def test_mutant_caught(m, outcomes):
     if not (BUILD / "runtime" / "cairn-crashcheck").exists():
         pytest.skip("cairn-crashcheck is not built (scripts/build.sh)")
-    r = run_workload(m["workload"], libs[m["name"]], tmp_path, pool)
+    r = outcomes[m["name"]].result()
     RESULTS[m["name"]] = dict(kind=m["kind"], site=m["site"], workload=m["workload"],
                               caught=r.returncode == 1, survivor=bool(m["survivor"]))
     if m["survivor"]:
