@@ -9,8 +9,10 @@ the module writes the score per kind (scripts/results.py reads it)."""
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -112,14 +114,48 @@ def link(lib, src, out, defines=()):
     return out
 
 
+def until_first_failure(args, capture_output, text, env, cwd, timeout):
+    """subprocess.run for `cairn crashcheck` that stops it at its first
+    failed state: crashcheck exits 1 exactly when a state fails, so the
+    states after the first failure cannot change the verdict. The run gets
+    its own process group; at the first "FAILED:" line on stderr the group
+    gets SIGINT (the wrapper removes its work directory, the checker and
+    its check programs stop). Returns the CompletedProcess with
+    returncode 1 when it was stopped so, else crashcheck's own status."""
+    assert capture_output and text
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, cwd=cwd, start_new_session=True)
+    out = []
+    timer = threading.Timer(timeout, lambda: os.killpg(p.pid, signal.SIGKILL))
+    reader = threading.Thread(target=lambda: out.append(p.stdout.read()))
+    timer.start()
+    reader.start()
+    err, failed = [], False
+    for line in p.stderr:
+        err.append(line)
+        if "crashcheck: FAILED:" in line and not failed:
+            failed = True
+            try:
+                os.killpg(p.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+    p.wait()
+    timer.cancel()
+    reader.join()
+    assert p.returncode != -signal.SIGKILL, f"crashcheck ran over {timeout} s: {args}"
+    return subprocess.CompletedProcess(args, 1 if failed else p.returncode, "".join(out),
+                                       "".join(err))
+
+
 def crashcheck(argv, pool, pmem_force="1"):
     env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE=pmem_force,
                CAIRN_UNLOGGED="off")
     for p in (pool,):
         if p.exists():
             p.unlink()
-    r = subprocess.run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", *map(str, argv)],
-                       capture_output=True, text=True, env=env, cwd=ROOT / "python", timeout=600)
+    r = until_first_failure([sys.executable, "-m", "cairn", "crashcheck", "--quiet",
+                             *map(str, argv)], capture_output=True, text=True, env=env,
+                            cwd=ROOT / "python", timeout=600)
     if pool.exists():
         pool.unlink()
     return r
@@ -132,7 +168,7 @@ def run_workload(workload, lib, tmp_path, pool):
         prog = rtjobs.build(lib, tmp_path / "rt_jobs")
         # a mutant's first failing states come early (nothing durable, all,
         # prefixes): 64 states per crash point keep a run to seconds
-        return rtjobs.crashcheck(prog, arg, pool, ["--max-states", "64"])
+        return rtjobs.crashcheck(prog, arg, pool, ["--max-states", "64"], run=until_first_failure)
     if kind in ("trace_cost", "trace_cost_msync"):
         prog = link(lib, ROOT / "bench" / "runtime" / "trace_cost.c", tmp_path / "trace_cost")
         return crashcheck(["--nested-every", "2", "--", prog, pool, "4"], pool,
