@@ -652,8 +652,10 @@ int main(int argc, char **argv)
     uint64_t vs = opt.seed;
     for (size_t i = 0; i < opt.value_size; i++)
         value_base[i] = (unsigned char)splitmix64(&vs);
-    if (ds_open(opt.pool, opt.pool_size, opt.value_size))
+    if (ds_open(opt.pool, opt.pool_size, opt.value_size)) {
+        fprintf(stderr, "ycsb: %s: cannot open %s: %s\n", ds_name, opt.pool, strerror(errno));
         return 1;
+    }
 
     struct phase_result res[16];
     int nres = 0;
