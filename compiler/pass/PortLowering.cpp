@@ -69,11 +69,15 @@ SmallVector<std::pair<Function *, GlobalVariable *>, 8> txFunctions(Module &M) {
   return Out;
 }
 
+constexpr const char *kLowered = "cairn-tx-function";
+
 bool mayUnwind(const Function &F) { return F.hasPersonalityFn(); }
 
 void lowerTxFunction(Function &F, GlobalVariable *Pool, Module &M) {
-  if (F.isDeclaration())
+  // lowered already: IR that cairn-cc emitted (-emit-llvm) and compiles again
+  if (F.isDeclaration() || F.hasFnAttribute(kLowered))
     return;
+  F.addFnAttr(kLowered);
   LLVMContext &Ctx = M.getContext();
   if (mayUnwind(F)) {
     Ctx.emitError("CAIRN_TX_FUNCTION on " + F.getName() +
