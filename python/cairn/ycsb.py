@@ -1,9 +1,9 @@
 """`cairn bench ycsb`: YCSB over legacy data structures, three builds each.
 
 Every structure in bench/ycsb/ is an ordinary volatile C file (NAME.c) with
-two ports: NAME_cairn.patch (applied to NAME.c: pool, root,
-cairn_alloc/cairn_free and CAIRN_TX around each update; compiled by
-cairn-cc) and NAME_pmemobj.c (libpmemobj
+two ports: NAME_cairn.patch (applied to NAME.c: the pool and its root
+opened in one call, the file's malloc/free in the pool, each updating
+function one transaction; compiled by cairn-cc) and NAME_pmemobj.c (libpmemobj
 written by hand: TOID, TX_ADD of what changes, pmemobj_tx_alloc). The
 driver bench/ycsb/ycsb.c loads the records and runs the workloads in one
 process per build; this module runs the builds of a cell one after the
