@@ -183,7 +183,8 @@ void cairn__tx_scope_end(struct cairn__tx_scope *scope);
  * and realloc of memory that is not in a pool (strdup, other libraries) go
  * to libc; before the pool is open, malloc returns NULL (errno EINVAL). One
  * per file. Both are lowered by cairn-cc's pass (docs/compiler.md, "Porting
- * conveniences"); without it they stop the build. */
+ * conveniences"); without it (another compiler, -fno-cairn, C++) they stop
+ * the build with a _Static_assert that says so. */
 #if defined(__CAIRN_CC__) && !defined(__CAIRN_CC_NO_PASS__) && !defined(__cplusplus)
 #define CAIRN_TX_FUNCTION(pool)                                                \
     __attribute__((annotate("cairn_tx_function",                              \
@@ -193,7 +194,7 @@ void cairn__tx_scope_end(struct cairn__tx_scope *scope);
         _Generic(&(pool), cairn_pool **: &(pool))
 #else
 #define CAIRN_TX_FUNCTION(pool)                                                \
-    __attribute__((cairn_tx_function_needs_the_cairn_cc_pass_in_C))
+    _Static_assert(0, "CAIRN_TX_FUNCTION needs cairn-cc's pass (C, without -fno-cairn)");
 #define CAIRN_HEAP_POOL(pool)                                                  \
     _Static_assert(0, "CAIRN_HEAP_POOL needs cairn-cc's pass (C, without -fno-cairn)")
 #endif
