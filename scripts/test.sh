@@ -83,7 +83,8 @@ scripts/ir-same.sh build build-asan
 # kvstores, the pass and type-id plugins over their IR and type-id tests,
 # the programs of the compiler's end-to-end tests, and the analyzer
 san_pytest asan address,undefined tests/e2e tests/compiler/test_ir.py \
-  tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/analyzer
+  tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/compiler/test_ports.py \
+  tests/analyzer
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 step "TSan"
