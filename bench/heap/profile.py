@@ -15,7 +15,6 @@ program and build (id: e.g. jq-cairn), every symbol at or above
 """
 import argparse
 import datetime
-import json
 import os
 import subprocess
 import sys
@@ -69,15 +68,7 @@ def main():
     names = [t for t in a.tasks.split(",") if t]
     pkgs = sorted({p for p in programs.PACKAGES for t in names
                    if t.split()[0].startswith(p)})
-    exes = programs.build_all(pkgs, build_dir, cache, outdir)
-    builds = programs.BUILDS
-    if a.base:
-        base_dir = os.path.abspath(a.base)
-        base = programs.build_all(pkgs, base_dir, cache, os.path.join(base_dir, "heap-programs"),
-                                  builds=("cairn",))
-        for p in pkgs:
-            exes[p]["base"] = base[p]["cairn"]
-        builds += ("base",)
+    exes, builds = programs.exes_and_builds(pkgs, build_dir, cache, a.base)
     text, js = programs.corpus(cache, build_dir, outdir, 1.0)
     todo, _, _ = programs.tasks(exes, cache, outdir, text, js, 1.0, builds)
     todo = [t for t in todo if t[0] in names]
@@ -104,9 +95,7 @@ def main():
                 print(f"{name:16s} {b:6s} {r['percent']:6.2f}% {r['object']:24s} {r['symbol']}",
                       flush=True)
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        programs.write_json(a.json, result)
 
 
 if __name__ == "__main__":

@@ -219,6 +219,27 @@ def build_all(packages, build_dir, cache, outdir, builds=BUILDS):
     return exes
 
 
+def exes_and_builds(pkgs, build_dir, cache, base=None):
+    """({package: {build: exe}}, builds): clang and cairn from build_dir
+    and, with base (a build directory from before a change), its cairn
+    build as "base" (built under base/heap-programs)"""
+    exes = build_all(pkgs, build_dir, cache, os.path.join(build_dir, "heap-programs"))
+    if not base:
+        return exes, BUILDS
+    base_dir = os.path.abspath(base)
+    base_exes = build_all(pkgs, base_dir, cache, os.path.join(base_dir, "heap-programs"),
+                          builds=("cairn",))
+    for pkg in pkgs:
+        exes[pkg]["base"] = base_exes[pkg]["cairn"]
+    return exes, BUILDS + ("base",)
+
+
+def write_json(path, result):
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+
+
 # ---------------------------------------------------------------- inputs
 
 def corpus(cache, build_dir, outdir, scale):
@@ -327,15 +348,7 @@ def main():
     cache = os.environ.get("CAIRN_DEBIAN_CACHE", os.path.join(build_dir, "debian"))
     outdir = os.path.join(build_dir, "heap-programs")
     os.makedirs(outdir, exist_ok=True)
-    exes = build_all(pkgs, build_dir, cache, outdir)
-    builds = BUILDS
-    if a.base:
-        base_dir = os.path.abspath(a.base)
-        base_exes = build_all(pkgs, base_dir, cache, os.path.join(base_dir, "heap-programs"),
-                              builds=("cairn",))
-        for pkg in pkgs:
-            exes[pkg]["base"] = base_exes[pkg]["cairn"]
-        builds = BUILDS + ("base",)
+    exes, builds = exes_and_builds(pkgs, build_dir, cache, a.base)
     text, js = corpus(cache, build_dir, outdir, a.scale)
     todo, gz, bz = tasks(exes, cache, outdir, text, js, a.scale, builds)
     env = {**os.environ, "CAIRN_PMEM_FORCE": "1"}
@@ -402,9 +415,7 @@ def main():
             os.unlink(f)
     result["loadavg_end"] = os.getloadavg()[0]
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        write_json(a.json, result)
 
 
 if __name__ == "__main__":
