@@ -97,6 +97,8 @@ struct tx {
     int left_above;             /* > 0: levels >= this were left by a longjmp (cairn-cc) */
     int left_line;
     const char *left_file;      /* the setjmp it landed at */
+    const struct log_rec **abort_v;   /* cairn_tx_abort's records read back */
+    size_t abort_cap;
 };
 static CAIRN_TLS struct tx T;
 
@@ -114,6 +116,9 @@ static void tx_thread_exit(void *unused)
     T.lkey = T.lmask = NULL;
     T.lused = NULL;
     T.lcap = T.lcount = 0;
+    free(T.abort_v);
+    T.abort_v = NULL;
+    T.abort_cap = 0;
     struct vec *vs[] = { &T.big, &T.clob, &T.allocs, &T.recs, &T.fresh, &T.frees };
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
         free(vs[i]->v);
@@ -750,16 +755,15 @@ void cairn_tx_abort(void)
     if (T.nrecs) {
         /* the records are read back from the log, as recovery reads them
          * (the hot path keeps no list of them); newest first */
-        static CAIRN_TLS const struct log_rec **v;
-        static CAIRN_TLS size_t cap;
+        if (!T.abort_cap) tx_buffers_owned();  /* freed at the thread's exit */
         char why[256] = "";
-        long n = cairn__lane_records(pool, T.lane, &v, &cap, why, sizeof why);
+        long n = cairn__lane_records(pool, T.lane, &T.abort_v, &T.abort_cap, why, sizeof why);
         if (n != (long)T.nrecs)
             cairn__violation("cairn_tx_abort on %s: the undo log of lane %u reads back %ld "
                              "records, %zu were written (%s); stopping, the pool rolls the "
                              "transaction back at the next open", pool->path, T.lane, n,
                              T.nrecs, why[0] ? why : "out of memory, or the log was overwritten");
-        cairn__undo_apply(pool, v, T.nrecs);
+        cairn__undo_apply(pool, T.abort_v, T.nrecs);
         if (!CAIRN_MUTATED(TX_ABORT_OFENCE))
             cairn__ofence_pool(pool);       /* restored data before retiring the log */
         retire_log();
