@@ -80,3 +80,34 @@ def test_planted_data_line_bug_caught_with_dead_lines(name, libs, pool, tmp_path
     res = json.loads(out.read_text())
     assert r.returncode == 1 and res["failed"] > 0, r.stdout + r.stderr[-3000:]
     assert res["pruned_points"] == res["crash_points"], res
+
+
+def test_tracker_classes_first_accesses(tmp_path):
+    """readtrack_probe.c's accesses: a store of a new value is a write (its
+    read-back does not end the prefix), a store of the value already there
+    is not, a read-modify-write is a read and ends the prefix"""
+    import struct
+    import subprocess
+    prog = tmp_path / "probe"
+    subprocess.run(["cc", "-O1", str(Path(__file__).parent / "readtrack_probe.c"), "-o", str(prog)],
+                   check=True)
+    img, pages, diff, out = (tmp_path / n for n in ("img", "pages", "diff", "out"))
+    img.write_bytes(b"\x55" * 8192)
+    pages.write_bytes(struct.pack("<Q", 4096))
+    diff.write_bytes(b"".join(struct.pack("<QQ", line, 0xff) for line in (64, 65, 66, 67)))
+    env = dict(os.environ, LD_PRELOAD=str(rtjobs.BUILD / "runtime" / "libcairn-readtrack.so"),
+               CAIRN_READTRACK_FILE=str(img), CAIRN_READTRACK_PAGES=str(pages),
+               CAIRN_READTRACK_DIFF=str(diff), CAIRN_READTRACK_OUT=str(out))
+    assert subprocess.run([str(prog), str(img)], env=env).returncode == 0
+    words = struct.unpack(f"<{len(out.read_bytes()) // 8}Q", out.read_bytes())
+    pmask, culprit, i = {}, None, 0
+    while i < len(words):
+        w = words[i]
+        if w >> 63 == 0 and w & (1 << 61):
+            pmask[w & ((1 << 61) - 1)] = words[i + 1]
+            i += 1
+        elif w >> 63 == 0 and w & (1 << 60):
+            culprit = w & ((1 << 60) - 1)
+        i += 1
+    assert culprit == 66, (culprit, pmask)
+    assert pmask == {64: 0xff, 65: 0, 66: 0, 67: 0}, pmask
