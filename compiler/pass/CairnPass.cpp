@@ -308,8 +308,22 @@ struct CairnPass : PassInfoMixin<CairnPass> {
 };
 } // namespace
 
+namespace {
+struct CairnPortsPass : llvm::PassInfoMixin<CairnPortsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
+    return cairn::lowerPortConveniences(M) ? llvm::PreservedAnalyses::none()
+                                           : llvm::PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+} // namespace
+
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "cairn", "0.1", [](PassBuilder &PB) {
+            PB.registerPipelineStartEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  MPM.addPass(CairnPortsPass());
+                });
             PB.registerOptimizerLastEPCallback(
                 [](ModulePassManager &MPM, OptimizationLevel) {
                   MPM.addPass(CairnPass());
@@ -317,6 +331,10 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
             PB.registerPipelineParsingCallback(
                 [](StringRef Name, ModulePassManager &MPM,
                    ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name == "cairn-ports") {
+                    MPM.addPass(CairnPortsPass());
+                    return true;
+                  }
                   if (Name != "cairn")
                     return false;
                   MPM.addPass(CairnPass());
