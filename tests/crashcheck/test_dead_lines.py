@@ -7,11 +7,14 @@ that leaves a data line in play with the wrong undo record or commit mark
 the reduction at every crash point."""
 import json
 import os
+import struct
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import rtjobs
+from test_corpus import pool  # noqa: F401
 from test_mutants import MUTANTS, RUNTIME, compile_obj
 
 # a data line left out of the undo record's order (the record's fence
@@ -41,15 +44,9 @@ def libs(tmp_path_factory):
         objs = [str((out / name / f"{s.stem}.o") if name and (out / name / f"{s.stem}.o").exists()
                     else out / f"{s.stem}.o") for s in srcs]
         lib = out / f"lib-{name or 'shipped'}.a"
-        os.system(f"ar rcs {lib} {' '.join(objs)}")
+        subprocess.run(["ar", "rcs", str(lib), *objs], check=True)
         built[name] = rtjobs.build(lib, out / f"rt-{name or 'shipped'}")
     return built
-
-
-@pytest.fixture
-def pool(tmp_path):
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
-    return base / f"cairn-dead-{os.getpid()}-{tmp_path.name}.pool"
 
 
 def big_points(res):
@@ -86,8 +83,6 @@ def test_tracker_classes_first_accesses(tmp_path):
     """readtrack_probe.c's accesses: a store of a new value is a write (its
     read-back does not end the prefix), a store of the value already there
     is not, a read-modify-write is a read and ends the prefix"""
-    import struct
-    import subprocess
     prog = tmp_path / "probe"
     subprocess.run(["cc", "-O1", str(Path(__file__).parent / "readtrack_probe.c"), "-o", str(prog)],
                    check=True)
