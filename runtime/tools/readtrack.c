@@ -153,11 +153,9 @@ static struct wpage *wpage_of(uint64_t page)
     return NULL;
 }
 
-/* the stable prefix ends: what each listed line had written first so far */
-static void end_prefix(uint64_t line)
+/* per listed line, the bytes written first so far */
+static void fill_pmask(void)
 {
-    T.prefix_over = true;
-    T.culprit = line;
     for (size_t p = 0; p < T.npages; p++)
         for (unsigned l = 0; l < RT_PAGE / RT_LINE; l++) {
             uint64_t m = 0;
@@ -167,6 +165,14 @@ static void end_prefix(uint64_t line)
             }
             T.w[p].pmask[l] = m;
         }
+}
+
+/* the stable prefix ends at a read of `line` */
+static void end_prefix(uint64_t line)
+{
+    T.prefix_over = true;
+    T.culprit = line;
+    fill_pmask();
 }
 
 /* bytes [fo, fo+len) of the image read through view `view` (-1: read/pread) */
@@ -296,7 +302,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 }
 
 /* what a string instruction's index register ran over in the step */
-static void string_reads(uint64_t from, uint64_t to, bool down, int view)
+static void string_reads(uint64_t from, uint64_t to, bool down)
 {
     uint64_t lo = down ? to : from, hi = down ? from : to;
     if (down) { lo += 1; hi += 8; }      /* elements at from, from - size, ...: conservative */
@@ -305,9 +311,8 @@ static void string_reads(uint64_t from, uint64_t to, bool down, int view)
         if (!r->live) continue;
         uint64_t b = (uint64_t)(uintptr_t)r->base;
         uint64_t s = lo > b ? lo : b, e = hi < b + r->len ? hi : b + r->len;
-        if (s < e) read_bytes(r->off + (s - b), e - s, i);
+        if (s < e) read_bytes(r->off + (s - b), e - s, -1);   /* conservative: as a view never written */
     }
-    (void)view;
 }
 
 static void on_trap(int sig, siginfo_t *si, void *uc_)
@@ -324,9 +329,9 @@ static void on_trap(int sig, siginfo_t *si, void *uc_)
         uint64_t rdi1 = (uint64_t)uc->uc_mcontext.gregs[REG_RDI];
         int op = T.string_op;
         if (op == 0xa4 || op == 0xa5 || op == 0xa6 || op == 0xa7 || op == 0xac || op == 0xad)
-            string_reads(T.rsi0, rsi1, down, -1);
+            string_reads(T.rsi0, rsi1, down);
         if (op == 0xa6 || op == 0xa7 || op == 0xae || op == 0xaf)
-            string_reads(T.rdi0, rdi1, down, -1);
+            string_reads(T.rdi0, rdi1, down);
     }
     for (int k = 0; k < T.nstep; k++) {
         struct step *s = &T.step[k];
@@ -350,7 +355,7 @@ static void write_out(void)
     if (!f) return;
     for (uint64_t l = 0; l < (T.size + RT_LINE - 1) / RT_LINE; l++)
         if (T.seen[l / 8] & (1u << (l % 8))) fwrite(&l, sizeof l, 1, f);
-    if (!T.prefix_over) end_prefix(0), T.prefix_over = false;
+    if (!T.prefix_over) fill_pmask();
     for (size_t p = 0; p < T.npages; p++)
         for (unsigned l = 0; l < RT_PAGE / RT_LINE; l++)
             if (T.w[p].listed[l]) {
