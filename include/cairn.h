@@ -282,6 +282,12 @@ int      cairn__expand_pid_path(const char *pattern, char *out, size_t len);
 /* Undo-log hook: called before a store of len bytes at addr that may be PM.
  * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
 void     cairn__log_store(const void *addr, size_t len, const char *file, int line);
+/* 1 while this thread's stores need no cairn__log_store call: outside any
+ * transaction with reports off (CAIRN_UNLOGGED=off, as persistent-heap mode
+ * sets it). cairn-cc tests it inline before each call (initial-exec TLS);
+ * the runtime sets it at a call that finds nothing to do and clears it when
+ * a transaction begins. */
+extern __thread unsigned char cairn__log_skip;
 /* Called by cairn-cc after each setjmp returns (r: its value), with the
  * transaction depth when it was called: a longjmp that left levels of a
  * transaction open marks them, and a later begin stops (docs/compiler.md). */

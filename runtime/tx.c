@@ -620,6 +620,7 @@ int cairn_tx_begin(cairn_pool *pool)
     }
     T.pool = pool;
     T.depth = 1;
+    cairn__log_skip = 0;        /* the transaction's stores are logged */
     T.lane = lane_acquire(pool);
     last_lane_plus1 = T.lane + 1;
     char *area = lane_area(pool, T.lane);
@@ -997,12 +998,21 @@ __attribute__((noinline)) static void log_store_slow(const void *addr, size_t le
     add_range((uintptr_t)addr, (uintptr_t)addr + len);
 }
 
+/* cairn.h: code built by cairn-cc tests this before each call, so a store
+ * outside a transaction with reports off costs a thread-local load and a
+ * branch. Set by the first call that finds nothing to do; cleared when a
+ * transaction begins. The mode is read once and never changes after, so
+ * only a begin makes the word stale. */
+CAIRN_TLS unsigned char cairn__log_skip;
+
 void cairn__log_store(const void *addr, size_t len, const char *file, int line)
 {
-    /* outside a transaction with reports off (persistent-heap mode) there
-     * is nothing to do, not even finding the pool */
+    /* outside a transaction with reports off there is nothing to do, not
+     * even finding the pool */
     if (T.depth == 0 &&
-        atomic_load_explicit(&unlogged_mode, memory_order_relaxed) == UNLOGGED_OFF)
+        atomic_load_explicit(&unlogged_mode, memory_order_relaxed) == UNLOGGED_OFF) {
+        cairn__log_skip = 1;
         return;
+    }
     log_store_slow(addr, len, file, line);
 }

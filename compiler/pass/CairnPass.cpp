@@ -84,6 +84,13 @@ ModuleRuntime::ModuleRuntime(Module &M, const WriteSets &WS, StringConstants &Lo
   RegionLo = Global("cairn__region_lo");
   RegionHi = Global("cairn__region_hi");
   RaCache = Global("cairn_cc__ra_cache");
+  // cairn.h's thread-local "this thread's stores need no log call"
+  // (cairn-inline-log-gate), initial-exec as libcairn's own TLS
+  LogSkip = M.getNamedGlobal("cairn__log_skip");
+  if (!LogSkip)
+    LogSkip = new GlobalVariable(M, Type::getInt8Ty(Ctx), false, GlobalValue::ExternalLinkage,
+                                 nullptr, "cairn__log_skip", nullptr,
+                                 GlobalValue::InitialExecTLSModel);
   Counts = nullptr;
   if (ClCount) {
     Counts = M.getNamedGlobal("cairn_cc__counts");
