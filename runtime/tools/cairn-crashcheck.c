@@ -83,7 +83,8 @@ struct req { uint64_t state; uint32_t nested; uint32_t track; uint32_t isolate; 
              uint64_t base, touched; };
 struct rsp { int32_t status; };
 
-static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096];
+static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096],
+    diff_path[4096];
 
 /* A copy of a pool file that leaves out what is zero: only the source's
  * data extents (SEEK_DATA/SEEK_HOLE) are read, and only their non-zero
@@ -227,6 +228,7 @@ static int tracked_check(void)
     setenv("CAIRN_READTRACK_FILE", copy_path, 1);
     setenv("CAIRN_READTRACK_PAGES", pages_path, 1);
     setenv("CAIRN_READTRACK_OUT", reads_path, 1);
+    setenv("CAIRN_READTRACK_DIFF", diff_path, 1);
     /* the background collector's thread blocks signals: a fault there
      * cannot be tracked, so the mark and sweep run in the opening thread */
     setenv("CAIRN_GC_SYNC", "1", 1);
@@ -725,30 +727,64 @@ static void progress(bool last)
 
 /* ---- pruning: the lines the check reads ---- */
 
-/* Parse what the tracked check wrote (readtrack.c): line numbers, and per
- * process that touched the image a start and a done mark. 0 when every
- * process that touched it finished and reported; the lines set in rd. */
-#define RT_MARK  0x8000000000000000ull
-#define RT_DONE  0x4000000000000000ull
-static int read_tracked(struct inplay *L, size_t nl, bool *rd)
+/* Parse what the tracked check wrote (readtrack.c): line numbers, per
+ * listed line the bytes written first within the stable prefix, how the
+ * prefix ended, and per process that touched the image a start and a done
+ * mark. 0 when every process that touched it finished and reported; the
+ * lines set in rd. tr->ok when one process touched the image, through
+ * views the tracker follows, so that its prefix is the whole check's. */
+#define RT_MARK      0x8000000000000000ull
+#define RT_DONE      0x4000000000000000ull
+#define RT_PMASK     0x2000000000000000ull
+#define RT_CULPRIT   0x1000000000000000ull
+#define RT_STABLE    0x0800000000000000ull
+#define RT_UNTRACKED 0x0400000000000000ull
+#define RT_PINNED    0x4000000000000000ull
+struct tracked { bool ok, stable; size_t culprit; uint64_t *pm; };
+
+static size_t line_at(const struct inplay *L, size_t nl, uint64_t idx)
+{
+    for (size_t i = 0; i < nl; i++)
+        if (L[i].l->idx == idx) return i;
+    return nl;
+}
+
+static int read_tracked(struct inplay *L, size_t nl, bool *rd, struct tracked *tr)
 {
     FILE *f = fopen(reads_path, "r");
     if (!f) return -1;
     uint64_t w, started[64], done[64];
-    size_t ns = 0, nd = 0;
-    bool overflow = false;
+    size_t ns = 0, nd = 0, ends = 0;
+    bool overflow = false, untracked = false;
+    tr->stable = false;
+    tr->culprit = nl;
+    memset(tr->pm, 0, nl * sizeof *tr->pm);
     while (fread(&w, sizeof w, 1, f) == 1) {
         if (w & RT_MARK) {
             uint64_t pid = w & ~(RT_MARK | RT_DONE);
             if (w & RT_DONE) { if (nd < 64) done[nd++] = pid; else overflow = true; }
             else if (ns < 64) started[ns++] = pid;
             else overflow = true;
-            continue;
+        } else if (w & RT_PMASK) {
+            uint64_t mask;
+            if (fread(&mask, sizeof mask, 1, f) != 1) break;
+            size_t i = line_at(L, nl, w & ~RT_PMASK);
+            if (i < nl) tr->pm[i] = mask;
+        } else if (w & RT_CULPRIT) {
+            tr->culprit = line_at(L, nl, w & ~RT_CULPRIT);
+            ends++;
+        } else if (w & RT_STABLE) {
+            tr->stable = true;
+            ends++;
+        } else if (w & RT_UNTRACKED) {
+            untracked = true;
+        } else {
+            size_t i = line_at(L, nl, w);
+            if (i < nl) rd[i] = true;
         }
-        for (size_t i = 0; i < nl; i++)
-            if (L[i].l->idx == w) rd[i] = true;
     }
     fclose(f);
+    tr->ok = ns == 1 && ends == 1 && !untracked;
     if (!ns || overflow) return -1;
     for (size_t i = 0; i < ns; i++) {
         bool ok = false;
@@ -764,11 +800,114 @@ static int by_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The lines in play, each with the bytes that differ between its versions
+ * and whether it is pinned (enumerated whatever the run shows), for
+ * CAIRN_READTRACK_DIFF. */
+static void write_diff(const struct inplay *L, size_t nl, const uint64_t *dm, const bool *pin)
+{
+    FILE *f = fopen(diff_path, "w");
+    if (!f) return;
+    for (size_t i = 0; i < nl; i++) {
+        uint64_t rec[2] = { L[i].l->idx | (pin[i] ? RT_PINNED : 0), dm[i] };
+        fwrite(rec, sizeof rec, 1, f);
+    }
+    fclose(f);
+}
+
+/* One tracked run of the check on the image with line i at version
+ * ver[i] (the media holds the durable versions before and after). */
+static int tracked_run(struct cm_model *m, struct inplay *L, size_t nl, const uint32_t *ver,
+                       bool *rd, struct tracked *tr)
+{
+    for (size_t i = 0; i < nl; i++)
+        if (ver[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[ver[i]].bytes, CM_LINE);
+    unlink(reads_path);
+    check_state(0, 0, 1, X.acks);
+    for (size_t i = 0; i < nl; i++)
+        if (ver[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
+    int rc = read_tracked(L, nl, rd, tr);
+    unlink(reads_path);
+    return rc;
+}
+
+/* the combinations of the lines still enumerated (read, not dead) */
+static double live_product(const struct inplay *L, size_t nl, const bool *rd, const bool *dead)
+{
+    double t = 1;
+    for (size_t i = 0; i < nl; i++)
+        if (rd[i] && !dead[i]) t *= L[i].nver;
+    return t;
+}
+
+/* A line is dead when a tracked run proves that, on every state, the
+ * check writes each of its differing bytes before reading it (docs/
+ * crashcheck.md, "Dead lines"): the run's stable prefix (every access
+ * before it saw bytes equal on every state whose pinned lines match the
+ * run's) wrote them all. With no line pinned, one run on any image
+ * proves it; where a pinned line's read ends the prefix early, the check
+ * is run tracked on every combination of the pinned lines' versions (the
+ * others at their last) and a line is dead when each run proves it. The
+ * pinned lines grow by the line whose read ended a run's prefix, up to
+ * DEAD_PIN_STATES combinations. */
+#define DEAD_PIN_STATES 16
+static void find_dead(struct cm_model *m, struct inplay *L, size_t nl, bool *rd, const uint64_t *dm,
+                      const struct tracked *full, const struct tracked *durable, bool *dead)
+{
+    for (size_t i = 0; i < nl; i++) {
+        if (L[i].l->idx * CM_LINE < 4096) continue;          /* header lines: always enumerated */
+        for (int r = 0; r < 2; r++) {
+            const struct tracked *t = r ? durable : full;
+            if (t->ok && (t->stable || (dm[i] & ~t->pm[i]) == 0)) dead[i] = true;
+        }
+    }
+    bool *pin = calloc(nl, sizeof *pin), *dp = calloc(nl, sizeof *dp);
+    uint32_t *c = calloc(nl, sizeof *c);
+    struct tracked t = { .pm = calloc(nl, sizeof *t.pm) };
+    if (!pin || !dp || !c || !t.pm) die2("out of memory");
+    size_t next = full->ok && !full->stable ? full->culprit : nl;
+    double pinned = 1;
+    while (next < nl && !pin[next] && L[next].l->idx * CM_LINE >= 4096 &&
+           pinned * L[next].nver <= DEAD_PIN_STATES &&
+           live_product(L, nl, rd, dead) > (double)opt.max_states) {
+        pin[next] = true;
+        pinned *= L[next].nver;
+        write_diff(L, nl, dm, pin);
+        for (size_t i = 0; i < nl; i++) {
+            dp[i] = !pin[i] && L[i].l->idx * CM_LINE >= 4096;
+            c[i] = pin[i] ? 0 : L[i].full;
+        }
+        next = nl;
+        bool all_ok = true;
+        for (;;) {                                           /* every combination of the pinned */
+            if (tracked_run(m, L, nl, c, rd, &t) || !t.ok) {
+                all_ok = false;
+                break;
+            }
+            for (size_t i = 0; i < nl; i++)
+                if (!t.stable && (dm[i] & ~t.pm[i])) dp[i] = false;
+            if (!t.stable && next == nl && t.culprit < nl && !pin[t.culprit]) next = t.culprit;
+            size_t i = 0;
+            while (i < nl && (!pin[i] || ++c[i] == L[i].nver)) {
+                if (pin[i]) c[i] = 0;
+                i++;
+            }
+            if (i == nl) break;
+        }
+        if (!all_ok) break;
+        for (size_t i = 0; i < nl; i++) dead[i] |= dp[i];
+    }
+    free(pin);
+    free(dp);
+    free(c);
+    free(t.pm);
+}
+
 /* Which lines in play the check reads, on the image with every line at its
  * last version and on the durable image (the check run once on each with
- * the tracker); the header page always counts as read. -1 when a run
- * could not be tracked (the caller then keeps every line). */
-static int track_reads(struct cm_model *m, struct inplay *L, size_t nl, bool *rd)
+ * the tracker), and which of them are dead (find_dead); the header page
+ * always counts as read. -1 when a run could not be tracked (the caller
+ * then keeps every line). */
+static int track_reads(struct cm_model *m, struct inplay *L, size_t nl, bool *rd, bool *dead)
 {
     uint64_t *pg = malloc(nl * sizeof *pg);
     FILE *pf = pg ? fopen(pages_path, "w") : NULL;
@@ -782,21 +921,30 @@ static int track_reads(struct cm_model *m, struct inplay *L, size_t nl, bool *rd
         if (!i || pg[i] != pg[i - 1]) fwrite(&pg[i], sizeof pg[i], 1, pf);
     fclose(pf);
     free(pg);
-    int rc = 0;
-    for (int run = 0; run < 2 && !rc; run++) {
-        if (run == 0)
-            for (size_t i = 0; i < nl; i++)
-                memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[L[i].full].bytes, CM_LINE);
-        unlink(reads_path);
-        check_state(0, 0, 1, X.acks);
-        if (run == 0)
-            for (size_t i = 0; i < nl; i++)
-                memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
-        rc = read_tracked(L, nl, rd);
+    /* per line, the bytes in which its versions differ */
+    uint64_t *dm = calloc(nl, sizeof *dm);
+    bool *pin = calloc(nl, sizeof *pin);
+    uint32_t *ver = calloc(nl, sizeof *ver);
+    struct tracked tr[2] = { { .pm = calloc(nl, sizeof(uint64_t)) }, { .pm = calloc(nl, sizeof(uint64_t)) } };
+    if (!dm || !pin || !ver || !tr[0].pm || !tr[1].pm) die2("out of memory");
+    for (size_t i = 0; i < nl; i++) {
+        for (uint32_t k = 1; k < L[i].nver; k++)
+            for (unsigned b = 0; b < CM_LINE; b++)
+                if (L[i].ver[k].bytes[b] != L[i].ver[0].bytes[b]) dm[i] |= 1ull << b;
+        ver[i] = L[i].full;
     }
-    unlink(reads_path);
+    write_diff(L, nl, dm, pin);
+    int rc = tracked_run(m, L, nl, ver, rd, &tr[0]);
+    memset(ver, 0, nl * sizeof *ver);
+    if (!rc) rc = tracked_run(m, L, nl, ver, rd, &tr[1]);
     for (size_t i = 0; i < nl; i++)
         if (L[i].l->idx * CM_LINE < 4096) rd[i] = true;
+    if (!rc) find_dead(m, L, nl, rd, dm, &tr[0], &tr[1], dead);
+    free(dm);
+    free(pin);
+    free(ver);
+    free(tr[0].pm);
+    free(tr[1].pm);
     return rc;
 }
 
@@ -871,20 +1019,21 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
     if (nl > X.max_lines) X.max_lines = nl;
     /* pruning: only the lines the check reads are enumerated; the others
      * stay at their last version (docs/crashcheck.md, "Pruning") */
-    size_t nvar = nl;
+    size_t nvar = nl, ndead = 0;
     bool pruned = false;
     if (nl && readtrack_lib[0] &&
         (opt.prune == PRUNE_ALWAYS || (opt.prune == PRUNE_AUTO && total > (double)opt.max_states))) {
-        bool *rd = calloc(nl, sizeof *rd);
-        if (!rd) die2("out of memory");
-        if (track_reads(m, L, nl, rd) == 0) {
+        bool *rd = calloc(nl, sizeof *rd), *dead = calloc(nl, sizeof *dead);
+        if (!rd || !dead) die2("out of memory");
+        if (track_reads(m, L, nl, rd, dead) == 0) {
             struct inplay *R = malloc(nl * sizeof *R);
             if (!R) die2("out of memory");
             size_t a = 0, b = nl;
             total = 1;
             for (size_t i = 0; i < nl; i++) {
-                if (rd[i]) { R[a++] = L[i]; total *= L[i].nver; }
+                if (rd[i] && !dead[i]) { R[a++] = L[i]; total *= L[i].nver; }
                 else R[--b] = L[i];
+                ndead += rd[i] && dead[i];
             }
             memcpy(L, R, nl * sizeof *L);
             free(R);
@@ -894,6 +1043,7 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
             X.pruned_lines += nl - nvar;
         }
         free(rd);
+        free(dead);
     }
     uint32_t *c = calloc(nl + 1, sizeof *c);
     if (!c) die2("out of memory");
@@ -943,11 +1093,12 @@ static int at_point(void *ctx, struct cm_model *m, const struct ct_rec *at, enum
     }
     if (exhaustive) X.exhaustive++;
     if (X.json_points) {
-        char rl[32] = "null";
-        if (pruned) snprintf(rl, sizeof rl, "%zu", nvar);
+        char rl[32] = "null", dl[32] = "null";
+        if (pruned) snprintf(rl, sizeof rl, "%zu", nvar + ndead);
+        if (pruned) snprintf(dl, sizeof dl, "%zu", ndead);
         fprintf(X.json_points, "{\"point\": %llu, \"kind\": \"%s\", \"seq\": %llu, \"lines\": %zu, "
-                "\"read_lines\": %s, \"combinations\": %.0f, \"exhaustive\": %s}\n",
-                (unsigned long long)point, point_name(kind), (unsigned long long)at->seq, nl, rl,
+                "\"read_lines\": %s, \"dead_lines\": %s, \"combinations\": %.0f, \"exhaustive\": %s}\n",
+                (unsigned long long)point, point_name(kind), (unsigned long long)at->seq, nl, rl, dl,
                 total, exhaustive ? "true" : "false");
     }
     for (size_t i = 0; i < nl; i++) free(L[i].ver);
@@ -1033,6 +1184,7 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
     snprintf(log_path, sizeof log_path, "%s/check-%u.log", opt.workdir, worker);
     snprintf(pages_path, sizeof pages_path, "%s/pages-%u.bin", opt.workdir, worker);
     snprintf(reads_path, sizeof reads_path, "%s/reads-%u.bin", opt.workdir, worker);
+    snprintf(diff_path, sizeof diff_path, "%s/diff-%u.bin", opt.workdir, worker);
     if (copy_file(image, media_path)) die2("cannot copy %s to %s: %s", image, media_path, strerror(errno));
     int fd = open(media_path, O_RDWR | O_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)size)) die2("cannot size %s: %s", media_path, strerror(errno));

@@ -59,6 +59,7 @@ static const uint32_t large_size[NLARGE] = { 100000, 1u << 20 };
 #define FRESH_TAG 7
 #define HUGE 4160                       /* bigrec: one range over 4096 B (tracked as a range) */
 #define POOL_SIZE ((size_t)8 << 20)
+#define ALLOC_POOL_SIZE ((size_t)16 << 20) /* alloc, txalloc: a 256 KiB run per class (44) and the large ones */
 #define GROWN_SIZE ((size_t)16 << 20)
 #define GROWN_OBJ ((size_t)9 << 20)     /* fits only in the grown pool */
 #define DEAD 0xdeadull
@@ -668,7 +669,8 @@ int main(int argc, char **argv)
     if (reopen) pool = cairn_pool_open(path, "rt_jobs");
     else if (run && (!strcmp(job, "gc") || !strcmp(job, "recover") || !strcmp(job, "wbfree")))
         pool = crashed_open(argv[0], job, path);
-    else if (run) pool = cairn_pool_create(path, "rt_jobs", POOL_SIZE);
+    else if (run) pool = cairn_pool_create(path, "rt_jobs", !strcmp(job, "alloc") || !strcmp(job, "txalloc")
+                                                                ? ALLOC_POOL_SIZE : POOL_SIZE);
     else pool = cairn_pool_open(path, "rt_jobs");
     if (!pool) {
         fprintf(stderr, "%s: %s\n", path, cairn_errormsg());

@@ -15,20 +15,21 @@ BUILD = Path(os.environ.get("CAIRN_BUILD", ROOT / "build")).resolve()
 # acknowledged commit, grow and close stays; alloc and txalloc (every size
 # class: many crash points) use the built-in check (recovery, the pool
 # check, and every 8th state a crash inside recovery and a second
-# recovery; at most 256 states per crash point: the large objects' fences
-# have thousands); publish the built-in check too (its table words against its
-# links); bigrec's fences have some 70 lines in play: sampled; wbfree the
-# built-in check with a nested recovery and clean close on every state (a
-# leak counts only in a pool closed cleanly).
+# recovery); publish the built-in check too (its table words against its
+# links); bigrec's two fences with 66-67 lines in play are exhaustive through
+# dead lines (docs/crashcheck.md); wbfree the built-in check with a nested
+# recovery and clean close on every state (a leak counts only in a pool
+# closed cleanly). NOT_EXHAUSTIVE: the crash points of a job that may stay
+# sampled, and why.
 JOBS = {
     "commit": ([], "1"),
     "commit_msync": ([], "0"),
-    "bigrec": (["--max-states", "16"], "1"),
+    "bigrec": ([], "1"),
     "clobber": ([], "1"),
     "abort": ([], "1"),
     "nested": ([], "1"),
-    "alloc": (["--nested-every", "8", "--max-states", "256"], "1"),
-    "txalloc": (["--nested-every", "8", "--max-states", "256"], "1"),
+    "alloc": (["--nested-every", "8"], "1"),
+    "txalloc": (["--nested-every", "8"], "1"),
     "zero": ([], "1"),
     "publish": ([], "1"),
     "root": ([], "1"),
@@ -37,6 +38,13 @@ JOBS = {
     "gc": ([], "1"),
     "recover": ([], "1"),
     "wbfree": (["--nested-every", "1"], "1"),
+}
+NOT_EXHAUSTIVE = {
+    # the close marks each run exact in the chunk table: 6 lines at one
+    # fence, each table word flushed on its own (5-8 flushes a line), all
+    # read by the check: 314,928 combinations
+    "alloc": 1,
+    "txalloc": 1,
 }
 BUILTIN_CHECK = {"alloc", "txalloc", "publish", "wbfree"}
 

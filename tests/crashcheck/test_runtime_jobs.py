@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from rtjobs import BUILD, JOBS, ROOT, build, crashcheck
+from rtjobs import BUILD, JOBS, NOT_EXHAUSTIVE, ROOT, build, crashcheck
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,10 @@ def test_job_has_no_failing_state(prog, name, pool, tmp_path):
     assert r.returncode == 0, f"{name}:\n{r.stdout}{r.stderr[-4000:]}"
     res = json.loads(out.read_text())
     assert res["failed"] == 0 and res["states"] > 0, res
+    sampled = res["crash_points"] - res["exhaustive_points"]
+    print(f"{name}: exhaustive: yes at {res['exhaustive_points']} of {res['crash_points']} crash points")
+    assert sampled <= NOT_EXHAUSTIVE.get(name, 0), \
+        [p for p in res["points"] if not p["exhaustive"]]
 
 
 def test_check_sees_an_unacknowledged_loss(prog, tmp_path):
