@@ -215,6 +215,14 @@ int cairn__chunk_word_ok(uint64_t g, uint64_t word)
     return cairn__chunk_word(g, kind, low >> 8) == word;
 }
 
+int cairn__run_word_class(const struct pool_hdr *h, uint64_t arg, bool *exact)
+{
+    *exact = (arg & CAIRN_RUN_EXACT) != 0;
+    if (*exact && h->version < CAIRN_VERSION_EXACT) return -1;
+    uint64_t cls = arg & ~(uint64_t)CAIRN_RUN_EXACT;
+    return cls < CAIRN_NCLASSES ? (int)cls : -1;
+}
+
 static void table_write(cairn_pool *pool, uint64_t g, unsigned kind, uint64_t arg, bool flush)
 {
     uint64_t *w = cairn__chunk_table_slot(pool->base, pool->hdr, g);
@@ -558,8 +566,10 @@ void cairn__heap_write_back(cairn_pool *pool)
                 table_write(pool, g, CK_FREE, 0, true);
                 break;
             }
-            table_write(pool, g, CK_RUN, r->cls | CAIRN_RUN_EXACT, true);
-            atomic_store(&r->pm_exact, 1);
+            /* a version 1 pool stays readable by the libcairn that made it */
+            bool exact = pool->hdr->version >= CAIRN_VERSION_EXACT;
+            table_write(pool, g, CK_RUN, r->cls | (exact ? CAIRN_RUN_EXACT : 0), true);
+            atomic_store(&r->pm_exact, exact);
             break;
         }
         case CK_LARGE: table_write(pool, g, CK_LARGE, pool->heap.ck_arg[g], true); break;
@@ -616,11 +626,18 @@ int cairn__heap_load_table(cairn_pool *pool)
         }
         unsigned kind = w & 0xff;
         uint64_t arg = (w >> 8) & 0xffffffffu;
-        uint64_t cls = arg & ~(uint64_t)CAIRN_RUN_EXACT;
-        if (kind == CK_RUN && cls < CAIRN_NCLASSES && pool->heap.ck_kind[g] == CK_FREE) {
-            struct run *r = cairn__run_new(pool, g, (int)cls);
+        bool exact = false;
+        int cls = kind == CK_RUN ? cairn__run_word_class(pool->hdr, arg, &exact) : -1;
+        if (kind == CK_RUN && cls < 0) {
+            cairn__err(EINVAL, "%s: chunk table entry %llu is a run of no known size class "
+                       "(%#llx); the pool cannot be recovered safely, restore it from a backup",
+                       pool->path, (unsigned long long)g, (unsigned long long)w);
+            return -1;
+        }
+        if (kind == CK_RUN && pool->heap.ck_kind[g] == CK_FREE) {
+            struct run *r = cairn__run_new(pool, g, cls);
             if (!r) return -1;
-            atomic_store(&r->pm_exact, (arg & CAIRN_RUN_EXACT) != 0);
+            atomic_store(&r->pm_exact, exact);
         } else if (kind == CK_LARGE && arg >= 1 && g + arg <= pool->heap.nchunks &&
                    (g % CAIRN_ZONE_CHUNKS) + arg <= CAIRN_ZONE_CHUNKS) {
             bool whole = true;
@@ -655,11 +672,12 @@ int cairn__heap_load_clean(cairn_pool *pool)
         unsigned kind = w & 0xff;
         uint64_t arg = (w >> 8) & 0xffffffffu;
         if (kind == CK_RUN) {
-            uint64_t cls = arg & ~(uint64_t)CAIRN_RUN_EXACT;
-            if (cls >= CAIRN_NCLASSES) goto corrupt;
-            struct run *r = cairn__run_new(pool, g, (int)cls);
+            bool exact;
+            int cls = cairn__run_word_class(pool->hdr, arg, &exact);
+            if (cls < 0) goto corrupt;
+            struct run *r = cairn__run_new(pool, g, cls);
             if (!r) return -1;
-            atomic_store(&r->pm_exact, (arg & CAIRN_RUN_EXACT) != 0);
+            atomic_store(&r->pm_exact, exact);
             uint32_t words = (r->nslots + 63) / 64;
             int32_t set = 0;
             for (uint32_t i = 0; i < words; i++) {

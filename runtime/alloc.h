@@ -70,6 +70,10 @@ struct pool_heap {
 /* ---- alloc.c: the heap ---- */
 uint64_t cairn__chunk_word(uint64_t g, unsigned kind, uint64_t arg);
 int  cairn__chunk_word_ok(uint64_t g, uint64_t word);
+/* The size class in a run word's argument, or -1 when it names no class
+ * this pool's format has (CAIRN_RUN_EXACT in a version 1 pool included);
+ * *exact: the run's bitmap on media is exact. */
+int  cairn__run_word_class(const struct pool_hdr *h, uint64_t arg, bool *exact);
 static inline uint64_t *cairn__chunk_table_slot(const char *base, const struct pool_hdr *h, uint64_t g)
 {
     uint64_t zone = g / CAIRN_ZONE_CHUNKS, j = g % CAIRN_ZONE_CHUNKS;

@@ -65,10 +65,11 @@ static void check_table(cairn_pool *pool, struct ctx *c)
         uint64_t arg = (w >> 8) & 0xffffffffu;
         if (kind == CK_RUN) {
             c->rep->run_chunks++;
-            arg &= ~(uint64_t)CAIRN_RUN_EXACT;
-            if (arg >= CAIRN_NCLASSES)
-                say(c, "error", "chunk %llu: run of unknown size class %llu",
-                    (unsigned long long)g, (unsigned long long)arg);
+            bool exact;
+            if (cairn__run_word_class(pool->hdr, arg, &exact) < 0)
+                say(c, "error", "chunk %llu: run of unknown size class %#llx%s",
+                    (unsigned long long)g, (unsigned long long)arg,
+                    exact ? " (the exact-bitmap flag, in a version 1 pool)" : "");
         } else if (kind == CK_LARGE) {
             if (arg == 0 || g + arg > pool->heap.nchunks || (g % CAIRN_ZONE_CHUNKS) + arg > CAIRN_ZONE_CHUNKS) {
                 say(c, "error", "chunk %llu: large object of %llu chunks runs past its zone",

@@ -94,9 +94,10 @@ int cairn__header_check(const void *map, uint64_t file_size, const char *layout,
         snprintf(why, whylen, "not a cairn pool (bad magic); create one with cairn_pool_create");
         return -1;
     }
-    if (h->version != CAIRN_VERSION) {
-        snprintf(why, whylen, "pool format version %u, this libcairn reads version %u; "
-                 "use the cairn release that made it", h->version, CAIRN_VERSION);
+    if (h->version < CAIRN_VERSION_MIN || h->version > CAIRN_VERSION) {
+        snprintf(why, whylen, "pool format version %u, this libcairn reads versions %u to %u; "
+                 "use the cairn release that made it", h->version, CAIRN_VERSION_MIN,
+                 CAIRN_VERSION);
         return -1;
     }
     if (h->checksum != cairn__hdr_checksum(h)) {

@@ -36,7 +36,15 @@
 #pragma GCC visibility push(hidden)
 
 #define CAIRN_MAGIC        "CAIRNPL"
-#define CAIRN_VERSION      1u
+/* The format version a new pool gets, and the oldest one this libcairn
+ * opens. Version 2 adds CAIRN_RUN_EXACT to run words of the chunk table
+ * (alloc.h); a version 1 pool is opened and written as version 1 (its runs
+ * are never marked exact), so the libcairn that made it can still open it,
+ * and a version 1 libcairn refuses a version 2 pool by its version, with
+ * the message saying so, instead of calling its table corrupt. */
+#define CAIRN_VERSION      2u
+#define CAIRN_VERSION_MIN  1u
+#define CAIRN_VERSION_EXACT 2u   /* first version with CAIRN_RUN_EXACT */
 #define CAIRN_LAYOUT_MAX   64
 #define CAIRN_NLANES       64
 #define CAIRN_LANE_SIZE    ((uint64_t)16 << 10)

@@ -89,6 +89,13 @@ static void corpus(void)
     close(fd);
     expect_refused(path, "future version", "version");
 
+    /* a version 1 pool never has an exact run: the flag is version 2's */
+    m = map_copy(path, &fd);
+    ((struct pool_hdr *)m)->version = 1;
+    ((struct pool_hdr *)m)->checksum = cairn__hash(m, offsetof(struct pool_hdr, checksum), 0x4844);
+    close(fd);
+    expect_refused(path, "exact run in a version 1 pool", "chunk table");
+
     m = map_copy(path, &fd); m[20] ^= 1; close(fd);
     expect_refused(path, "header bit flip", "checksum");
 
@@ -162,12 +169,88 @@ static void torn_record_is_not_applied(void)
     unlink(path);
 }
 
+/* A version 1 pool (made before CAIRN_RUN_EXACT) opens, is written as
+ * version 1 by a clean close (no run word marked exact, so the libcairn
+ * that made it still reads it), and recovers from a crash. */
+static uint64_t exact_words(const char *path, uint32_t *version)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    REQUIRE(fd >= 0 && fstat(fd, &st) == 0);
+    const char *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    REQUIRE(m != MAP_FAILED);
+    const struct pool_hdr *h = (const void *)m;
+    *version = h->version;
+    uint64_t n = 0, chunks = cairn__heap_chunks(h, (uint64_t)st.st_size);
+    for (uint64_t g = 1; g < chunks && g < CAIRN_ZONE_CHUNKS; g++) {
+        uint64_t w = *cairn__chunk_table_slot(m, h, g);
+        if ((w & 0xff) == CK_RUN && ((w >> 8) & CAIRN_RUN_EXACT)) n++;
+    }
+    munmap((void *)m, (size_t)st.st_size);
+    close(fd);
+    return n;
+}
+
+static void fill_and_close(const char *path, int crash)
+{
+    cairn_pool *p = cairn_pool_open(path, "v1");
+    REQUIRE(p);
+    uint64_t *r = cairn_root(p, 64, 78);
+    REQUIRE(r);
+    for (int i = 0; i < 50; i++)
+        CAIRN_TX(p) {
+            uint64_t *o = cairn_alloc(p, 48);
+            o[0] = cairn_ptr_load(r) ? 1 : 0;
+            cairn_ptr_store(&o[1], cairn_ptr_load(r));
+            cairn_ptr_store(r, o);
+        }
+    if (crash) _exit(0);
+    REQUIRE(cairn_pool_close(p) == 0);
+}
+
+static void crash_child(void *path) { fill_and_close(path, 1); }
+
+static void version1_pool(void)
+{
+    const char *path = t_path("v1");
+    unlink(path);
+    cairn_pool *p = cairn_pool_create(path, "v1", 8 << 20);
+    REQUIRE(p);
+    REQUIRE(cairn_pool_close(p) == 0);
+    uint32_t version;
+    CHECK(exact_words(path, &version) == 0 && version == CAIRN_VERSION);
+    int fd = open(path, O_RDWR);
+    char *m = mmap(NULL, CAIRN_HEADER_END, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    REQUIRE(m != MAP_FAILED);
+    ((struct pool_hdr *)m)->version = 1;
+    ((struct pool_hdr *)m)->checksum = cairn__hash(m, offsetof(struct pool_hdr, checksum), 0x4844);
+    munmap(m, CAIRN_HEADER_END);
+    close(fd);
+
+    fill_and_close(path, 0);
+    CHECK(exact_words(path, &version) == 0 && version == 1);
+    REQUIRE(t_child(crash_child, (void *)path, NULL, 0) == 0);
+    fill_and_close(path, 0);                        /* recovers, then closes */
+    CHECK(exact_words(path, &version) == 0 && version == 1);
+    struct cairn_check_report rep;
+    CHECK(cairn__check_file(path, true, quiet, NULL, &rep) == 0);
+
+    /* the same life on a new pool marks its run exact */
+    unlink(path);
+    p = cairn_pool_create(path, "v1", 8 << 20);
+    REQUIRE(p && cairn_pool_close(p) == 0);
+    fill_and_close(path, 0);
+    CHECK(exact_words(path, &version) > 0 && version == CAIRN_VERSION);
+    unlink(path);
+}
+
 int main(void)
 {
     GOOD = t_path("good");
     make_good();
     RUN(corpus);
     RUN(torn_record_is_not_applied);
+    RUN(version1_pool);
     unlink(GOOD);
     DONE();
 }
