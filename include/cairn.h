@@ -60,6 +60,16 @@ cairn_pool *cairn_pool_by_id(uint32_t id);
 /* ---- typed root --------------------------------------------------------- */
 void       *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id);
 #define CAIRN_ROOT(pool, T)  ((T *)cairn_root((pool), sizeof(T), CAIRN_TYPE_ID(T)))
+/* Open the pool at path (recovering it, as cairn_pool_open) or, when no
+ * file is there, create it with size bytes; then its root, as cairn_root.
+ * Returns the root and sets *pool. On failure: NULL, *pool NULL, errno and
+ * cairn_errormsg() set; a pool that exists but cannot be opened is never
+ * replaced, and a pool this call opened is closed again. */
+void       *cairn_pool_open_root(cairn_pool **pool, const char *path, const char *layout,
+                                 size_t size, size_t root_size, uint64_t type_id);
+#define CAIRN_OPEN_ROOT(pool, path, layout, size, T)                            \
+    ((T *)cairn_pool_open_root(&(pool), (path), (layout), (size), sizeof(T),     \
+                               CAIRN_TYPE_ID(T)))
 
 /* CAIRN_TYPE_ID(T): a checksum of T's layout; the root records it and
  * cairn_root refuses a root of another id. Two ways to compute it
@@ -153,6 +163,42 @@ void cairn__tx_scope_end(struct cairn__tx_scope *scope);
          CAIRN__CAT(cairn__txs_, __LINE__).once_();)
 #endif
 
+/* Function form (cairn-cc, C): the whole body of the function is one
+ * transaction on the pool held by the variable pool when it is called:
+ *
+ *     CAIRN_TX_FUNCTION(pool)
+ *     int ds_insert(uint64_t key, const void *value) { ... }
+ *
+ * Every return commits (nested in the caller's transaction, if one is
+ * open: flat); cairn_tx_abort() inside aborts. When the transaction cannot
+ * begin the body does not run and the function returns -1 (any integer
+ * type), NULL (pointers) or nothing (void), with errno and cairn_errormsg()
+ * set; a function returning anything else stops the program with a one-line
+ * message. pool is a cairn_pool * with static storage (file scope or
+ * static), read at each call.
+ *
+ * File form (cairn-cc, C): every malloc, calloc, realloc, reallocarray and
+ * free of this file allocates in and frees from the pool the variable holds
+ * (a file-scope cairn_pool *): CAIRN_HEAP_POOL(pool); at file scope. free
+ * and realloc of memory that is not in a pool (strdup, other libraries) go
+ * to libc; before the pool is open, malloc returns NULL (errno EINVAL). One
+ * per file. Both are lowered by cairn-cc's pass (docs/compiler.md, "Porting
+ * conveniences"); without it (another compiler, -fno-cairn, C++) they stop
+ * the build with a _Static_assert that says so. */
+#if defined(__CAIRN_CC__) && !defined(__CAIRN_CC_NO_PASS__) && !defined(__cplusplus)
+#define CAIRN_TX_FUNCTION(pool)                                                \
+    __attribute__((annotate("cairn_tx_function",                              \
+                            _Generic(&(pool), cairn_pool **: &(pool)))))
+#define CAIRN_HEAP_POOL(pool)                                                  \
+    static cairn_pool **const cairn__heap_pool __attribute__((used)) =        \
+        _Generic(&(pool), cairn_pool **: &(pool))
+#else
+#define CAIRN_TX_FUNCTION(pool)                                                \
+    _Static_assert(0, "CAIRN_TX_FUNCTION needs cairn-cc's pass (C, without -fno-cairn)");
+#define CAIRN_HEAP_POOL(pool)                                                  \
+    _Static_assert(0, "CAIRN_HEAP_POOL needs cairn-cc's pass (C, without -fno-cairn)")
+#endif
+
 /* ---- persistence primitives -------------------------------------------- */
 void        cairn_persist(const void *ptr, size_t len);    /* flush + dfence */
 void        cairn_flush(const void *ptr, size_t len);      /* flush only */
@@ -236,6 +282,12 @@ int      cairn__expand_pid_path(const char *pattern, char *out, size_t len);
 /* Undo-log hook: called before a store of len bytes at addr that may be PM.
  * Outside a transaction the store is reported (see CAIRN_UNLOGGED). */
 void     cairn__log_store(const void *addr, size_t len, const char *file, int line);
+/* 1 while this thread's stores need no cairn__log_store call: outside any
+ * transaction with reports off (CAIRN_UNLOGGED=off, as persistent-heap mode
+ * sets it). cairn-cc tests it inline before each call (initial-exec TLS);
+ * the runtime sets it at a call that finds nothing to do and clears it when
+ * a transaction begins. */
+extern __thread unsigned char cairn__log_skip;
 /* Called by cairn-cc after each setjmp returns (r: its value), with the
  * transaction depth when it was called: a longjmp that left levels of a
  * transaction open marks them, and a later begin stops (docs/compiler.md). */

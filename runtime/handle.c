@@ -4,6 +4,7 @@
  */
 #include "persist.h"
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* A closed handle is kept, marked, for a while: a use after cairn_pool_close
@@ -101,5 +102,36 @@ void *cairn_root(cairn_pool *pool, size_t size, uint64_t type_id)
         cairn__state_write(pool);
     }
     pthread_mutex_unlock(&pool->state_lock);
+    return root;
+}
+
+/* ---- open or create, and the root, in one call ---- */
+void *cairn_pool_open_root(cairn_pool **pool, const char *path, const char *layout,
+                           size_t size, size_t root_size, uint64_t type_id)
+{
+    if (!pool) {
+        cairn__err(EINVAL, "cairn_pool_open_root: needs the address of a cairn_pool * to "
+                   "set (CAIRN_OPEN_ROOT(pool, ...) passes it)");
+        return NULL;
+    }
+    cairn_pool *p = cairn_pool_open(path, layout);
+    /* Only a missing file is created: a pool that exists but fails to open
+     * (corrupt, another layout, no permission) is reported, never replaced.
+     * EEXIST: another process created it between the two calls. */
+    if (!p && errno == ENOENT) {
+        p = cairn_pool_create(path, layout, size);
+        if (!p && errno == EEXIST) p = cairn_pool_open(path, layout);
+    }
+    *pool = p;
+    if (!p) return NULL;
+    void *root = cairn_root(p, root_size, type_id);
+    if (!root) {
+        int err = errno;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", cairn_errormsg());
+        cairn_pool_close(p);
+        *pool = NULL;
+        cairn__err(err, "%s", msg);
+    }
     return root;
 }

@@ -105,6 +105,8 @@ struct tx {
     int left_above;             /* > 0: levels >= this were left by a longjmp (cairn-cc) */
     int left_line;
     const char *left_file;      /* the setjmp it landed at */
+    const struct log_rec **abort_v;   /* cairn_tx_abort's records read back */
+    size_t abort_cap;
 };
 static CAIRN_TLS struct tx T;
 
@@ -122,6 +124,9 @@ static void tx_thread_exit(void *unused)
     T.lkey = T.lmask = NULL;
     T.lused = NULL;
     T.lcap = T.lcount = 0;
+    free(T.abort_v);
+    T.abort_v = NULL;
+    T.abort_cap = 0;
     struct vec *vs[] = { &T.big, &T.clob, &T.allocs, &T.recs, &T.fresh, &T.frees };
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
         free(vs[i]->v);
@@ -629,6 +634,7 @@ int cairn_tx_begin(cairn_pool *pool)
     }
     T.pool = pool;
     T.depth = 1;
+    cairn__log_skip = 0;        /* the transaction's stores are logged */
     T.lane = lane_acquire(pool);
     last_lane_plus1 = T.lane + 1;
     char *area = lane_area(pool, T.lane);
@@ -758,16 +764,15 @@ void cairn_tx_abort(void)
     if (T.nrecs) {
         /* the records are read back from the log, as recovery reads them
          * (the hot path keeps no list of them); newest first */
-        static CAIRN_TLS const struct log_rec **v;
-        static CAIRN_TLS size_t cap;
+        if (!T.abort_cap) tx_buffers_owned();  /* freed at the thread's exit */
         char why[256] = "";
-        long n = cairn__lane_records(pool, T.lane, &v, &cap, why, sizeof why);
+        long n = cairn__lane_records(pool, T.lane, &T.abort_v, &T.abort_cap, why, sizeof why);
         if (n != (long)T.nrecs)
             cairn__violation("cairn_tx_abort on %s: the undo log of lane %u reads back %ld "
                              "records, %zu were written (%s); stopping, the pool rolls the "
                              "transaction back at the next open", pool->path, T.lane, n,
                              T.nrecs, why[0] ? why : "out of memory, or the log was overwritten");
-        cairn__undo_apply(pool, v, T.nrecs);
+        cairn__undo_apply(pool, T.abort_v, T.nrecs);
         if (!CAIRN_MUTATED(TX_ABORT_OFENCE))
             cairn__ofence_pool(pool);       /* restored data before retiring the log */
         retire_log();
@@ -1006,12 +1011,21 @@ __attribute__((noinline)) static void log_store_slow(const void *addr, size_t le
     add_range((uintptr_t)addr, (uintptr_t)addr + len);
 }
 
+/* cairn.h: code built by cairn-cc tests this before each call, so a store
+ * outside a transaction with reports off costs a thread-local load and a
+ * branch. Set by the first call that finds nothing to do; cleared when a
+ * transaction begins. The mode is read once and never changes after, so
+ * only a begin makes the word stale. */
+CAIRN_TLS unsigned char cairn__log_skip;
+
 void cairn__log_store(const void *addr, size_t len, const char *file, int line)
 {
-    /* outside a transaction with reports off (persistent-heap mode) there
-     * is nothing to do, not even finding the pool */
+    /* outside a transaction with reports off there is nothing to do, not
+     * even finding the pool */
     if (T.depth == 0 &&
-        atomic_load_explicit(&unlogged_mode, memory_order_relaxed) == UNLOGGED_OFF)
+        atomic_load_explicit(&unlogged_mode, memory_order_relaxed) == UNLOGGED_OFF) {
+        cairn__log_skip = 1;
         return;
+    }
     log_store_slow(addr, len, file, line);
 }

@@ -11,6 +11,8 @@
 #      but crashstates, and the pytest tests whose programs run threads
 #      (the analyzer's workers and the benchmarks' 2-thread runs included)
 #   4. a short libFuzzer run over the pool-file parser
+# The sanitizer trees of steps 2 and 3 build in the background (nice 10)
+# while step 1's tests run.
 # docs/testing.md says what each step covers and what it costs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,22 +22,44 @@ unset CAIRN_ALLOW_SKIPS
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S)) ==="; }
 pytest() { .venv/bin/python -m pytest -q -p no:cacheprovider "$@"; }
 
-step "build (warnings as errors)"
-scripts/build.sh | tail -n 1
-step "unit tests"
-scripts/ctest-gated.sh --test-dir build -j2
-step "end-to-end tests"
-CAIRN_BUILD=$PWD/build pytest tests
-
 # A build with sanitizers (clang 19, Debug: LLVM's assertions on in the
 # plugins), of the parts its tests run (CAIRN_PARTS): never the benchmarks.
 san_build() {  # name, sanitizers, extra cmake arguments...
   local dir=build-$1 san=$2
   shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
-        -DCMAKE_CXX_COMPILER=clang++-19 -DCAIRN_SANITIZE="$san" -DCAIRN_WERROR=ON "$@" >/dev/null
-  ninja -C "$dir" -j2 >/dev/null
+        -DCMAKE_CXX_COMPILER=clang++-19 -DCAIRN_SANITIZE="$san" -DCAIRN_WERROR=ON "$@"
+  ninja -C "$dir" -j2
 }
+export -f san_build
+
+step "build (warnings as errors)"
+scripts/build.sh | tail -n 1
+# The ASan+UBSan and TSan trees build in the background, at nice 10, while
+# the normal tree's tests run: those run one test at a time and leave most
+# of the second core idle. The build gets its own process group (set -m:
+# bash sets it before `&` returns), so that a failing step stops all of it
+# (the EXIT trap); its output: build/sanitize-trees.log.
+step "sanitizer trees: building in the background (build/sanitize-trees.log)"
+set -m
+nice -n 10 bash -c 'set -e
+  san_build asan address,undefined -DCAIRN_PARTS="compiler;analyzer;examples;tests"
+  san_build tsan thread -DCAIRN_PARTS="compiler;analyzer;examples;tests"' \
+  >build/sanitize-trees.log 2>&1 &
+san_pid=$!
+set +m
+trap 'kill -- -"$san_pid" 2>/dev/null || true' EXIT
+step "unit tests"
+scripts/ctest-gated.sh --test-dir build -j2
+step "end-to-end tests"
+CAIRN_BUILD=$PWD/build pytest tests
+step "sanitizer trees: waiting for the background build"
+if ! wait "$san_pid"; then
+  tail -n 40 build/sanitize-trees.log
+  echo "test.sh: the sanitizer trees failed to build (build/sanitize-trees.log above)" >&2
+  exit 1
+fi
+
 # pytest over a sanitized build: cairn-cc runs clang through the wrapper that
 # loads the sanitizer runtime for the plugins, and the test programs it
 # builds get -fsanitize (tests/compiler/conftest.py).
@@ -51,7 +75,6 @@ step "ASan + UBSan"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0
-san_build asan address,undefined -DCAIRN_PARTS="compiler;analyzer;examples;tests"
 scripts/ctest-gated.sh --test-dir build-asan -j2
 # the pass emits the same IR whether GCC or clang (Debug, assertions, ASan)
 # built it
@@ -60,7 +83,8 @@ scripts/ir-same.sh build build-asan
 # kvstores, the pass and type-id plugins over their IR and type-id tests,
 # the programs of the compiler's end-to-end tests, and the analyzer
 san_pytest asan address,undefined tests/e2e tests/compiler/test_ir.py \
-  tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/analyzer
+  tests/compiler/test_type_id.py tests/compiler/test_e2e.py tests/compiler/test_ports.py \
+  tests/analyzer
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 step "TSan"
@@ -70,7 +94,7 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/te
 # the runtime, compiler/rt, the examples and the analyzer's own sources
 # sanitized; cairn-cc and its plugins plain (they run inside clang:
 # CMakeLists.txt); the analyzer links the plain libclang-cpp and libLLVM
-san_build tsan thread -DCAIRN_PARTS="compiler;analyzer;examples;tests"
+# (the TSan tree was built in the background above)
 # every unit test but one: the runtime starts its own thread (the
 # background mark after a crash, gc.c: its only thread) in tests that start
 # none themselves. unit.crashstates is left out: it forks ~700 checker

@@ -2,7 +2,7 @@
 """Debian programs under cairn-cc --persistent-heap, timed against their
 clang -O2 builds on real files (issue 19 item 5).
 
-    bench/heap/programs.py [--build DIR] [--rounds N] [--scale X]
+    bench/heap/programs.py [--build DIR] [--base DIR] [--rounds N] [--scale X]
                            [--packages P,...] [--json FILE]
 
 The sources are the Debian 12 source packages tests/debian/run.sh fetches
@@ -29,12 +29,17 @@ source code); the JSON corpus describes each of its text files (name,
 size, mode, lines) as one array. --scale X makes both X times as large (repeated
 or cut; default 1: a few seconds per program on this machine).
 
-Each round runs both builds of a task, the order alternating. A run is
+With --base DIR (a copy of a build directory from before a change), the
+cairn build of DIR's cairn-cc and runtime runs as a third build in the
+same rounds ("base"; built under DIR/heap-programs), so before and after
+are timed side by side with clang.
+
+Each round runs every build of a task, the order rotating. A run is
 timed by the CPU seconds (user + system) the program used, from wait4: on a
 machine shared with other jobs wall-clock time mostly measures the
 scheduler (the wall-clock figures are kept beside it). A task's ratio
 cairn/clang is the median of the per-round ratios, with min-max.
-Both builds must produce the same output (a hash of it), or the run stops.
+Every build must produce the same output (a hash of it), or the run stops.
 The goal (<= 1.5x clang per program) is "met" when every round meets it,
 "NOT met" when none does, "not shown" otherwise (always with one round).
 """
@@ -176,7 +181,7 @@ def fetch_source(pkg, cache, build_dir):
     return dscs
 
 
-def build_all(packages, build_dir, cache, outdir):
+def build_all(packages, build_dir, cache, outdir, builds=BUILDS):
     """{package: {build: exe}}"""
     cc = {"clang": shutil.which("clang-19") or "/usr/lib/llvm-19/bin/clang",
           "cairn": os.path.join(build_dir, "compiler", "cairn-cc") + " --persistent-heap"}
@@ -190,7 +195,7 @@ def build_all(packages, build_dir, cache, outdir):
     for pkg in packages:
         dscs = fetch_source(pkg, cache, build_dir)
         exes[pkg] = {}
-        for b in BUILDS:
+        for b in builds:
             tree = os.path.join(outdir, b, pkg)
             log = os.path.join(outdir, f"{pkg}-{b}.log")
             stamp = os.path.join(outdir, b, f"{pkg}.built")
@@ -212,6 +217,27 @@ def build_all(packages, build_dir, cache, outdir):
             if not os.access(exes[pkg][b], os.X_OK):
                 die(f"{exes[pkg][b]} is missing; remove {stamp} to rebuild")
     return exes
+
+
+def exes_and_builds(pkgs, build_dir, cache, base=None):
+    """({package: {build: exe}}, builds): clang and cairn from build_dir
+    and, with base (a build directory from before a change), its cairn
+    build as "base" (built under base/heap-programs)"""
+    exes = build_all(pkgs, build_dir, cache, os.path.join(build_dir, "heap-programs"))
+    if not base:
+        return exes, BUILDS
+    base_dir = os.path.abspath(base)
+    base_exes = build_all(pkgs, base_dir, cache, os.path.join(base_dir, "heap-programs"),
+                          builds=("cairn",))
+    for pkg in pkgs:
+        exes[pkg]["base"] = base_exes[pkg]["cairn"]
+    return exes, BUILDS + ("base",)
+
+
+def write_json(path, result):
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
 
 
 # ---------------------------------------------------------------- inputs
@@ -250,7 +276,7 @@ def corpus(cache, build_dir, outdir, scale):
     return text, js
 
 
-def tasks(exes, cache, outdir, text, js, scale):
+def tasks(exes, cache, outdir, text, js, scale, builds=BUILDS):
     """[(name, package, {build: (argv, stdin file or None)})]"""
     nes = os.path.join(outdir, "clang", "expat", "testdata", "largefiles", "nes96.xml")
     xml_reps = max(1, round(8 * scale))
@@ -259,10 +285,10 @@ def tasks(exes, cache, outdir, text, js, scale):
     def task(name, pkg, args, stdin=None):
         if pkg in exes:
             out.append((name, pkg, {b: ([exes[pkg][b], *args(b)], stdin(b) if stdin else None)
-                                    for b in BUILDS}))
+                                    for b in builds}))
 
-    gz = {b: os.path.join(outdir, f"corpus.{b}.gz") for b in BUILDS}
-    bz = {b: os.path.join(outdir, f"corpus.{b}.bz2") for b in BUILDS}
+    gz = {b: os.path.join(outdir, f"corpus.{b}.gz") for b in builds}
+    bz = {b: os.path.join(outdir, f"corpus.{b}.bz2") for b in builds}
     task("zlib compress", "zlib", lambda b: ["-9"], lambda b: text)
     task("zlib decompress", "zlib", lambda b: ["-d"], lambda b: gz[b])
     task("bzip2 compress", "bzip2", lambda b: ["-9"], lambda b: text)
@@ -304,6 +330,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.environ.get("CAIRN_BUILD", os.path.join(ROOT, "build")),
                     help="cairn build directory (default $CAIRN_BUILD or ./build)")
+    ap.add_argument("--base", help="a build directory from before a change: its cairn build "
+                    "runs as a third build in the same rounds")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0, help="input size factor (default 1)")
     ap.add_argument("--packages", default=",".join(PACKAGES),
@@ -320,9 +348,9 @@ def main():
     cache = os.environ.get("CAIRN_DEBIAN_CACHE", os.path.join(build_dir, "debian"))
     outdir = os.path.join(build_dir, "heap-programs")
     os.makedirs(outdir, exist_ok=True)
-    exes = build_all(pkgs, build_dir, cache, outdir)
+    exes, builds = exes_and_builds(pkgs, build_dir, cache, a.base)
     text, js = corpus(cache, build_dir, outdir, a.scale)
-    todo, gz, bz = tasks(exes, cache, outdir, text, js, a.scale)
+    todo, gz, bz = tasks(exes, cache, outdir, text, js, a.scale, builds)
     env = {**os.environ, "CAIRN_PMEM_FORCE": "1"}
     heaps_before = set(f for f in os.listdir("/dev/shm") if f.startswith("cairn-heap-"))
     result = {"command": "bench/heap/programs.py " + " ".join(sys.argv[1:]),
@@ -330,15 +358,15 @@ def main():
                   timespec="seconds"),
               "rounds": a.rounds, "scale": a.scale, "goal": GOAL,
               "corpus_bytes": os.path.getsize(text), "json_bytes": os.path.getsize(js),
-              "tasks": []}
+              "loadavg_start": os.getloadavg()[0], "tasks": []}
     result["source"] = _source()
     for name, pkg, cmds in todo:
-        secs = {b: [] for b in BUILDS}   # CPU seconds
-        wall = {b: [] for b in BUILDS}
-        rss = {b: [] for b in BUILDS}
+        secs = {b: [] for b in builds}   # CPU seconds
+        wall = {b: [] for b in builds}
+        rss = {b: [] for b in builds}
         digests = set()
         for r in range(a.rounds):
-            for b in (BUILDS if r % 2 == 0 else BUILDS[::-1]):
+            for b in builds[r % len(builds):] + builds[:r % len(builds)]:
                 argv, stdin = cmds[b]
                 dest = {"zlib compress": gz, "bzip2 compress": bz}.get(name, {}).get(b)
                 dt, cpu, kib, digest = run_one(argv, stdin, dest or os.path.join(outdir, "out"),
@@ -363,20 +391,31 @@ def main():
                "cairn_rss_mib": statistics.median(rss["cairn"]) / 1024,
                "goal": verdict(ratios["min"], ratios["max"], GOAL, better="lower")
                if a.rounds > 1 else "not shown"}
+        if a.base:
+            base_ratios = spread([c / k for c, k in zip(secs["base"], secs["clang"])])
+            speedup = spread([o / c for o, c in zip(secs["base"], secs["cairn"])])
+            row.update({"base_s": statistics.median(secs["base"]),
+                        "base_ratio": base_ratios["median"],
+                        "base_ratio_min": base_ratios["min"],
+                        "base_ratio_max": base_ratios["max"],
+                        "speedup": speedup["median"], "speedup_min": speedup["min"],
+                        "speedup_max": speedup["max"]})
         result["tasks"].append(row)
         print(f"{name:20s} CPU: clang {row['clang_s']:.3f}s cairn {row['cairn_s']:.3f}s "
               f"{row['ratio']:.2f}x ({row['ratio_min']:.2f}-{row['ratio_max']:.2f}) "
-              f"goal <= {GOAL}x: {row['goal']}", flush=True)
+              f"goal <= {GOAL}x: {row['goal']}" +
+              (f"; base {row['base_ratio']:.2f}x, base/cairn {row['speedup']:.2f}"
+               f" ({row['speedup_min']:.2f}-{row['speedup_max']:.2f})" if a.base else ""),
+              flush=True)
     left = set(f for f in os.listdir("/dev/shm") if f.startswith("cairn-heap-")) - heaps_before
     if left:
         die(f"heap files left in /dev/shm: {', '.join(sorted(left))}")
     for f in list(gz.values()) + list(bz.values()) + [os.path.join(outdir, "out")]:
         if os.path.exists(f):
             os.unlink(f)
+    result["loadavg_end"] = os.getloadavg()[0]
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        write_json(a.json, result)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,10 @@
 
 #include "ycsb.h"
 
+/* Defined only in the build whose library is linked (weak: NULL elsewhere). */
+extern const char *cairn_errormsg(void) __attribute__((weak));
+extern const char *pmemobj_errormsg(void) __attribute__((weak));
+
 #ifndef YCSB_BUILD
 #define YCSB_BUILD "volatile"
 #endif
@@ -652,8 +656,13 @@ int main(int argc, char **argv)
     uint64_t vs = opt.seed;
     for (size_t i = 0; i < opt.value_size; i++)
         value_base[i] = (unsigned char)splitmix64(&vs);
-    if (ds_open(opt.pool, opt.pool_size, opt.value_size))
+    if (ds_open(opt.pool, opt.pool_size, opt.value_size)) {
+        /* the persistent builds' libraries say why in words */
+        const char *why = cairn_errormsg ? cairn_errormsg()
+                        : pmemobj_errormsg ? pmemobj_errormsg() : strerror(errno);
+        fprintf(stderr, "ycsb: %s: cannot open %s: %s\n", ds_name, opt.pool, why);
         return 1;
+    }
 
     struct phase_result res[16];
     int nres = 0;

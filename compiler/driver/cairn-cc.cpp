@@ -473,6 +473,10 @@ int main(int argc0, char **argv0) {
     // cairn.h's CAIRN_TYPE_ID marker, which the type-id plugin rewrites; a
     // preprocessed file keeps the marker for the compile that follows.
     args.push_back("-D__CAIRN_CC__=1");
+    // cairn.h's CAIRN_TX_FUNCTION / CAIRN_HEAP_POOL need the pass: without
+    // it they stop the build instead of leaving a file volatile
+    if (!instrument)
+      args.push_back("-D__CAIRN_CC_NO_PASS__=1");
     // libstdc++ declares most of its std::string, stream and locale
     // templates "extern": the program would call copies compiled into
     // libstdc++.so, outside cairn's pass. The prelude turns those

@@ -84,6 +84,13 @@ ModuleRuntime::ModuleRuntime(Module &M, const WriteSets &WS, StringConstants &Lo
   RegionLo = Global("cairn__region_lo");
   RegionHi = Global("cairn__region_hi");
   RaCache = Global("cairn_cc__ra_cache");
+  // cairn.h's thread-local "this thread's stores need no log call"
+  // (cairn-inline-log-gate), initial-exec as libcairn's own TLS
+  LogSkip = M.getNamedGlobal("cairn__log_skip");
+  if (!LogSkip)
+    LogSkip = new GlobalVariable(M, Type::getInt8Ty(Ctx), false, GlobalValue::ExternalLinkage,
+                                 nullptr, "cairn__log_skip", nullptr,
+                                 GlobalValue::InitialExecTLSModel);
   Counts = nullptr;
   if (ClCount) {
     Counts = M.getNamedGlobal("cairn_cc__counts");
@@ -308,8 +315,22 @@ struct CairnPass : PassInfoMixin<CairnPass> {
 };
 } // namespace
 
+namespace {
+struct CairnPortsPass : llvm::PassInfoMixin<CairnPortsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
+    return cairn::lowerPortConveniences(M) ? llvm::PreservedAnalyses::none()
+                                           : llvm::PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+} // namespace
+
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "cairn", "0.1", [](PassBuilder &PB) {
+            PB.registerPipelineStartEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  MPM.addPass(CairnPortsPass());
+                });
             PB.registerOptimizerLastEPCallback(
                 [](ModulePassManager &MPM, OptimizationLevel) {
                   MPM.addPass(CairnPass());
@@ -317,6 +338,10 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
             PB.registerPipelineParsingCallback(
                 [](StringRef Name, ModulePassManager &MPM,
                    ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name == "cairn-ports") {
+                    MPM.addPass(CairnPortsPass());
+                    return true;
+                  }
                   if (Name != "cairn")
                     return false;
                   MPM.addPass(CairnPass());

@@ -102,7 +102,7 @@ protected:
   const SmallPtrSetImpl<const Function *> *CairnFreeFns;
   FunctionCallee LogStore, Va2Ra, Ra2VaSlow, FixWords, PMWord, Ra2VaMiss, CmpxchgPtr,
       XchgPtr, CacheNote, Ra2VaWords, LogLanes, LanesToRel;
-  GlobalVariable *RegionLo, *RegionHi, *RaCache, *Counts;
+  GlobalVariable *RegionLo, *RegionHi, *RaCache, *Counts, *LogSkip;
   MDNode *Unlikely;
   bool MissPreservesRegs = false;
   // Persistent-heap mode: a pointer stored into PM that points outside the

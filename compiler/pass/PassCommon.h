@@ -44,6 +44,10 @@ inline constexpr const char *InstrumentedAttr = "cairn-instrumented";
 // not functions marked disable_sanitizer_instrumentation.
 bool shouldInstrument(const Function &F);
 
+// CAIRN_TX_FUNCTION and CAIRN_HEAP_POOL (PortLowering.cpp), lowered at the
+// start of the pipeline.
+bool lowerPortConveniences(Module &M);
+
 // Pointers declared `cairn_pm` (NVL-C style; the driver defines it as this
 // address space) are PM by declaration, and clang refuses to mix them with
 // plain pointers without a cast. x86 code generation treats the address

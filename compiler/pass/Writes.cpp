@@ -108,12 +108,29 @@ Instruction *FunctionInstrumenter::thenBlockFor(Value *Cond, Instruction *Before
   return SplitBlockAndInsertIfThen(Cond, Before, false, Unlikely);
 }
 
+// The call to cairn__log_store; with cairn-inline-log-gate, only when the
+// thread's cairn__log_skip is 0 (it is 1 outside any transaction with
+// reports off: persistent-heap mode's stores into the heap). B goes on
+// after the gate.
 void FunctionInstrumenter::emitLog(IRBuilder<> &B, Value *Addr, Value *Len,
                                 Instruction *LocI) {
   auto [File, Line] = sourceLocation(LocI);
-  count(B, LogCalls);
-  B.CreateCall(LogStore,
-               {flat(B, Addr), B.CreateZExtOrTrunc(Len, Int64Ty), File, Line});
+  Value *A = flat(B, Addr);
+  Value *L = B.CreateZExtOrTrunc(Len, Int64Ty);
+  if (!ClInlineLogGate) {
+    count(B, LogCalls);
+    B.CreateCall(LogStore, {A, L, File, Line});
+    return;
+  }
+  ++NumLogGates;
+  auto *Skip = B.CreateLoad(Type::getInt8Ty(Ctx), LogSkip, "cairn.logskip");
+  Skip->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Value *Log = B.CreateICmpEQ(Skip, B.getInt8(0));
+  Instruction *At = &*B.GetInsertPoint();
+  IRBuilder<> CB(SplitBlockAndInsertIfThen(Log, At, false));
+  count(CB, LogCalls);
+  CB.CreateCall(LogStore, {A, L, File, Line});
+  B.SetInsertPoint(At);
 }
 
 // After `After`, if Cond: rewrite PM-region addresses in [Addr, Addr+Len).

@@ -6,6 +6,7 @@
  * cairn__ra2va): everything here is a composition of those, kept out of line
  * so the generated code stays small.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,4 +287,107 @@ __attribute__((destructor)) static void cairn_cc__dump_counts(void)
                 (unsigned long long)cairn_cc__counts[i]);
     fputs("}\n", f);
     fclose(f);
+}
+
+/* ---- CAIRN_TX_FUNCTION (compiler/pass/PortLowering.cpp) ---- */
+
+/* The entry of a function-level transaction: the depth it began at, or 0
+ * when it could not begin (errno and cairn_errormsg() set; the function
+ * then returns -1, NULL or nothing). must: the function returns a type with
+ * no failure value, so the program stops here instead. */
+int cairn_cc__tx_function_begin(cairn_pool *pool, const char *func, int must)
+{
+    struct cairn__tx_scope s = cairn__tx_scope_begin(pool);
+    if (s.began)
+        return s.depth;
+    if (must) {
+        fprintf(stderr, "cairn: %s: its transaction (CAIRN_TX_FUNCTION) cannot begin: %s; "
+                "open the pool before calling it\n", func, cairn_errormsg());
+        abort();
+    }
+    return 0;
+}
+
+/* Every return of the function: commits the level begun at depth. */
+void cairn_cc__tx_function_end(int depth)
+{
+    struct cairn__tx_scope s = { .once = 0, .began = 1, .depth = depth };
+    cairn__tx_scope_end(&s);
+}
+
+/* ---- CAIRN_HEAP_POOL: a file's malloc family in a pool ---- */
+
+/* *pool_var is the pool the file named; NULL before the program opened it. */
+static cairn_pool *heap_pool(cairn_pool *const *pool_var, const char *what)
+{
+    cairn_pool *pool = *pool_var;
+    if (!pool) {
+        static int told;
+        if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+            fprintf(stderr, "cairn: %s before the pool named by CAIRN_HEAP_POOL was opened; "
+                    "it returns NULL: open the pool first\n", what);
+        errno = EINVAL;
+    }
+    return pool;
+}
+
+void *cairn_cc__pool_malloc(cairn_pool *const *pool_var, size_t n)
+{
+    cairn_pool *pool = heap_pool(pool_var, "malloc");
+    return pool ? cairn_alloc(pool, n ? n : 1) : NULL;
+}
+
+void *cairn_cc__pool_calloc(cairn_pool *const *pool_var, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return cairn_cc__pool_malloc(pool_var, n * size);   /* cairn_alloc zeroes */
+}
+
+/* Memory from elsewhere (strdup, a library, before CAIRN_HEAP_POOL's file
+ * ran) is not in a pool: it stays with libc. */
+void cairn_cc__pool_free(cairn_pool *const *pool_var, void *p)
+{
+    (void)pool_var;
+    if (!p)
+        return;
+    if (cairn_pool_of(p))
+        cairn_free(p);
+    else
+        free(p);
+}
+
+void *cairn_cc__pool_realloc(cairn_pool *const *pool_var, void *p, size_t n)
+{
+    if (!p)
+        return cairn_cc__pool_malloc(pool_var, n);
+    if (!cairn_pool_of(p))
+        return realloc(p, n);
+    if (!n) {
+        cairn_free(p);
+        return NULL;
+    }
+    size_t old = cairn_usable_size(p);
+    if (n <= old)
+        return p;
+    void *q = cairn_cc__pool_malloc(pool_var, n);
+    if (!q)
+        return NULL;
+    /* compiler/rt is not instrumented: the copy is logged as cairn-cc
+     * logs the caller's own stores (a new object: made durable at commit) */
+    cairn__log_store(q, old, __FILE__, __LINE__);
+    memcpy(q, p, old);
+    cairn_free(p);
+    return q;
+}
+
+void *cairn_cc__pool_reallocarray(cairn_pool *const *pool_var, void *p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return cairn_cc__pool_realloc(pool_var, p, n * size);
 }

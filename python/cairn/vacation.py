@@ -2,8 +2,9 @@
 
 bench/vacation/manager.c is the travel agency in ordinary volatile C (cars,
 flights, rooms and customers, each a tree); manager_cairn.patch makes it
-persistent with the fewest changes (pool, root, cairn_alloc/cairn_free,
-CAIRN_TX around each client transaction; compiled by cairn-cc) and
+persistent with the fewest changes (pool and root in one call, the file's
+malloc/free in the pool, each client transaction's function one
+transaction; compiled by cairn-cc) and
 manager_pmemobj.c is the libpmemobj port a PMDK user writes. The same
 client (client.c, clang -O2) populates the tables and runs STAMP's mix of
 MAKE_RESERVATION, DELETE_CUSTOMER and UPDATE_TABLES transactions, one

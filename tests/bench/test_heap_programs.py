@@ -41,3 +41,20 @@ def test_every_program_runs_in_both_builds(tmp_path):
         prog = exe.read_text().strip()
         syms = subprocess.run(["nm", prog], capture_output=True, text=True).stdout
         assert "cairn" in syms, f"{prog} is not built by cairn-cc"
+
+
+def test_base_build_runs_in_the_same_rounds(tmp_path):
+    """--base DIR: DIR's cairn build runs as a third build in each round
+    (here the same build directory, so the two cairn builds are one)."""
+    out = tmp_path / "programs.json"
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "heap" / "programs.py"),
+                        "--build", str(BUILD), "--base", str(BUILD), "--rounds", "3",
+                        "--scale", "0.02", "--packages", "zlib", "--json", str(out)],
+                       capture_output=True, text=True, timeout=3600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(out.read_text())
+    assert [t["task"] for t in doc["tasks"]] == TASKS[:2]
+    for t in doc["tasks"]:
+        assert t["base_s"] > 0 and t["speedup_min"] <= t["speedup"] <= t["speedup_max"]
+        assert t["base_ratio_min"] <= t["base_ratio"] <= t["base_ratio_max"]
+    assert 0 <= doc["loadavg_start"] and 0 <= doc["loadavg_end"]

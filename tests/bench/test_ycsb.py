@@ -103,6 +103,7 @@ def test_line_counts_for_every_structure():
     assert set(rows) == set(ycsb.STRUCTURES)
     for r in rows.values():
         assert 0 < r["cairn"] < r["pmemobj"] < r["original_lines"]
+        assert r["cairn"] <= ycsb.GOAL_LINES, r   # issue 19's porting-effort goal
 
 
 def test_bench_command_runs_a_tiny_subset(tmp_path):

@@ -1,6 +1,7 @@
 """End-to-end tests: programs built by cairn-cc run against libcairn.
 
 Pools live on /dev/shm with CAIRN_PMEM_FORCE=1 (emulated PM)."""
+import json
 import os
 import random
 import re
@@ -148,6 +149,39 @@ def test_store_outside_tx_off_and_unknown_mode(exe, pool_path):
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("CAIRN_UNLOGGED=loud is not off, warn or abort") == 1, r.stderr
     assert r.stderr.count("outside any transaction") == 1, r.stderr
+
+
+def _log_calls(path):
+    return json.loads(path.read_text().splitlines()[-1])["log_calls"]
+
+
+@pytest.mark.parametrize("gate", [True, False], ids=["gate", "no-gate"])
+def test_log_gate(cairn_cc, runtime, tmp_path, pool_path, gate):
+    """cairn-inline-log-gate: with reports off a store outside a transaction
+    stops calling cairn__log_store once the runtime has set the thread's
+    cairn__log_skip; a later transaction (this thread or a new one) still
+    logs its stores, so its abort restores them. With reports on (warn)
+    every store still calls, and the site is reported once."""
+    n = 20000
+    flags = ["-O2", "-g", "--cairn-count"] + ([] if gate else ["-fno-cairn-inline-log-gate"])
+    prog = build(cairn_cc, PROGRAMS / "log_gate.c", tmp_path / "log_gate", *flags)
+    counts = tmp_path / "counts.json"
+    r = run([prog, pool_path, n], env={"CAIRN_UNLOGGED": "off", "CAIRN_CC_COUNTS": str(counts)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "outside any transaction" not in r.stderr
+    # three phases of n stores outside a transaction, one logged store each
+    calls = _log_calls(counts)
+    if gate:
+        # per phase: until the thread's word is set (two calls), and the
+        # logged store of its transaction
+        assert calls <= 3 * 3, calls
+    else:
+        assert calls == 3 * (n + 1), calls
+    os.remove(pool_path)
+    r = run([prog, pool_path, n], env={"CAIRN_UNLOGGED": "warn", "CAIRN_CC_COUNTS": str(counts)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stderr.count("outside any transaction") == 1, r.stderr
+    assert _log_calls(counts) == 3 * (n + 1)
 
 
 def test_without_debug_info_names_the_function(cairn_cc, runtime, tmp_path, pool_path):

@@ -50,8 +50,9 @@ def build(lib, out):
     return out
 
 
-def crashcheck(prog, name, pool, extra=()):
-    """`cairn crashcheck` of job `name` (a JOBS key) run by prog on pool"""
+def crashcheck(prog, name, pool, extra=(), run=subprocess.run):
+    """`cairn crashcheck` of job `name` (a JOBS key) run by prog on pool;
+    run: what runs the command (subprocess.run's arguments)"""
     opts, pmem = JOBS[name]
     job = name.split("_")[0]
     check = [] if job in BUILTIN_CHECK else ["--check", f"{prog} {job} check {{pool}}"]
@@ -60,9 +61,9 @@ def crashcheck(prog, name, pool, extra=()):
     if pool.exists():
         pool.unlink()
     try:
-        return subprocess.run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", *opts, *check,
-                               *extra, "--", str(prog), job, "run", str(pool)],
-                              capture_output=True, text=True, env=env, cwd=ROOT / "python", timeout=600)
+        return run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", *opts, *check,
+                    *extra, "--", str(prog), job, "run", str(pool)],
+                   capture_output=True, text=True, env=env, cwd=ROOT / "python", timeout=600)
     finally:
         if pool.exists():
             pool.unlink()

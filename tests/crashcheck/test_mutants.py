@@ -3,13 +3,16 @@ persistence site of the runtime (each flush, fence and non-temporal store,
 dropped, moved or aimed at the next line); each mutant is a libcairn.a built
 with -DCAIRN_MUTANT=N, and crashcheck over the mutant's workload must catch it
 (exit 1). A mutant marked survivor in the table must instead pass (exit 0):
-if it is caught, the table's reason is wrong. With CAIRN_MUTANTS_JSON=FILE
+if it is caught, the table's reason is wrong. CAIRN_MUTANT_JOBS mutants
+(default 2) are built and checked at once. With CAIRN_MUTANTS_JSON=FILE
 the module writes the score per kind (scripts/results.py reads it)."""
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -61,18 +64,47 @@ def build_mutant(m, base, out_dir):
     return lib
 
 
+# mutants built and checked at once (CAIRN_MUTANT_JOBS, default 2: one per
+# core of CI's machine); each crashcheck run is one process (--jobs 1)
+JOBS_AT_ONCE = int(os.environ.get("CAIRN_MUTANT_JOBS", "2"))
+
+
+def selected(session):
+    """the mutants whose test_mutant_caught this session runs (all of them,
+    or those a -k or node id picked)"""
+    names = {it.callspec.params["m"]["name"] for it in session.items
+             if it.originalname == "test_mutant_caught" and hasattr(it, "callspec")}
+    return [m for m in MUTANTS if m["name"] in names]
+
+
+def build_and_check(m, base, out):
+    """one mutant's library built and its workload checked under crashcheck"""
+    lib = build_mutant(m, base, out)
+    base_dir = Path("/dev/shm") if Path("/dev/shm").is_dir() else out
+    pool = base_dir / f"cairn-mutant-{os.getpid()}-{m['name']}.pool"
+    return run_workload(m["workload"], lib, out / m["name"], pool)
+
+
 @pytest.fixture(scope="module")
-def libs(tmp_path_factory):
-    """every mutant's libcairn.a, built once per session, two at a time"""
+def outcomes(request, tmp_path_factory):
+    """every selected mutant's crashcheck run, as a future: JOBS_AT_ONCE
+    mutants are built and checked at a time, in the table's order (the
+    shipped objects first), so one mutant's compiles overlap another's
+    check; each test waits for its own mutant's run"""
+    if not (BUILD / "runtime" / "cairn-crashcheck").exists():
+        yield {}
+        return
     out = tmp_path_factory.mktemp("mutants")
     (out / "base").mkdir()
     srcs = sorted(RUNTIME.glob("*.c"))
-    with ThreadPoolExecutor(2) as ex:
+    ex = ThreadPoolExecutor(JOBS_AT_ONCE)
+    try:
         base = dict(zip([s.stem for s in srcs],
                         ex.map(lambda s: compile_obj(s, out / "base" / (s.stem + ".o")), srcs)))
-        built = dict(zip([m["name"] for m in MUTANTS],
-                         ex.map(lambda m: build_mutant(m, base, out), MUTANTS)))
-    return built
+        yield {m["name"]: ex.submit(build_and_check, m, base, out)
+               for m in selected(request.session)}
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
 
 
 def link(lib, src, out, defines=()):
@@ -82,14 +114,48 @@ def link(lib, src, out, defines=()):
     return out
 
 
+def until_first_failure(args, capture_output, text, env, cwd, timeout):
+    """subprocess.run for `cairn crashcheck` that stops it at its first
+    failed state: crashcheck exits 1 exactly when a state fails, so the
+    states after the first failure cannot change the verdict. The run gets
+    its own process group; at the first "FAILED:" line on stderr the group
+    gets SIGINT (the wrapper removes its work directory, the checker and
+    its check programs stop). Returns the CompletedProcess with
+    returncode 1 when it was stopped so, else crashcheck's own status."""
+    assert capture_output and text
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, cwd=cwd, start_new_session=True)
+    out = []
+    timer = threading.Timer(timeout, lambda: os.killpg(p.pid, signal.SIGKILL))
+    reader = threading.Thread(target=lambda: out.append(p.stdout.read()))
+    timer.start()
+    reader.start()
+    err, failed = [], False
+    for line in p.stderr:
+        err.append(line)
+        if "crashcheck: FAILED:" in line and not failed:
+            failed = True
+            try:
+                os.killpg(p.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+    p.wait()
+    timer.cancel()
+    reader.join()
+    assert p.returncode != -signal.SIGKILL, f"crashcheck ran over {timeout} s: {args}"
+    return subprocess.CompletedProcess(args, 1 if failed else p.returncode, "".join(out),
+                                       "".join(err))
+
+
 def crashcheck(argv, pool, pmem_force="1"):
     env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE=pmem_force,
                CAIRN_UNLOGGED="off")
     for p in (pool,):
         if p.exists():
             p.unlink()
-    r = subprocess.run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", *map(str, argv)],
-                       capture_output=True, text=True, env=env, cwd=ROOT / "python", timeout=600)
+    r = until_first_failure([sys.executable, "-m", "cairn", "crashcheck", "--quiet",
+                             *map(str, argv)], capture_output=True, text=True, env=env,
+                            cwd=ROOT / "python", timeout=600)
     if pool.exists():
         pool.unlink()
     return r
@@ -102,7 +168,7 @@ def run_workload(workload, lib, tmp_path, pool):
         prog = rtjobs.build(lib, tmp_path / "rt_jobs")
         # a mutant's first failing states come early (nothing durable, all,
         # prefixes): 64 states per crash point keep a run to seconds
-        return rtjobs.crashcheck(prog, arg, pool, ["--max-states", "64"])
+        return rtjobs.crashcheck(prog, arg, pool, ["--max-states", "64"], run=until_first_failure)
     if kind in ("trace_cost", "trace_cost_msync"):
         prog = link(lib, ROOT / "bench" / "runtime" / "trace_cost.c", tmp_path / "trace_cost")
         return crashcheck(["--nested-every", "2", "--", prog, pool, "4"], pool,
@@ -116,12 +182,6 @@ def run_workload(workload, lib, tmp_path, pool):
         return crashcheck(["--nested-every", "2", "--check", f"{prog} check {{pool}}", "--",
                            prog, "run", pool], pool)
     raise AssertionError(f"mutants.h names an unknown workload {workload!r}")
-
-
-@pytest.fixture
-def pool(tmp_path):
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
-    return base / f"cairn-mutant-{os.getpid()}-{tmp_path.name}.pool"
 
 
 RESULTS = {}
@@ -140,10 +200,10 @@ def test_table_covers_every_site():
 
 
 @pytest.mark.parametrize("m", MUTANTS, ids=[m["name"] for m in MUTANTS])
-def test_mutant_caught(m, libs, tmp_path, pool):
+def test_mutant_caught(m, outcomes):
     if not (BUILD / "runtime" / "cairn-crashcheck").exists():
         pytest.skip("cairn-crashcheck is not built (scripts/build.sh)")
-    r = run_workload(m["workload"], libs[m["name"]], tmp_path, pool)
+    r = outcomes[m["name"]].result()
     RESULTS[m["name"]] = dict(kind=m["kind"], site=m["site"], workload=m["workload"],
                               caught=r.returncode == 1, survivor=bool(m["survivor"]))
     if m["survivor"]:

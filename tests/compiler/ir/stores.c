@@ -3,16 +3,32 @@
 // RUN: -O2 | O2
 // RUN: -O0 | O0
 // RUN: -O2 -fno-cairn-skip-volatile | NOSKIP
+// RUN: -O2 -fno-cairn-inline-log-gate | NOGATE
 #include <cairn.h>
 #include <stdlib.h>
 
 int global_counter;
 
+// The log call sits behind the thread's cairn__log_skip word
+// (cairn-inline-log-gate): outside a transaction with reports off
+// (persistent-heap mode) the store costs that load and a branch.
+// O2: @cairn__log_skip = external thread_local(initialexec) global i8
 // O2-LABEL: define {{.*}}@store_unknown(
 // O2: load i64, ptr @cairn__region_lo
-// O2: icmp ult
-// O2: call void @cairn__log_store(ptr %{{.*}}, i64 4,
+// O2: [[INPM:%.*]] = icmp ult
+// O2: br i1 [[INPM]], label %[[REGION:.*]], label
+// O2: [[REGION]]:
+// O2-NEXT: [[SKIP:%.*]] = load i8, ptr @cairn__log_skip
+// O2-NEXT: [[LOG:%.*]] = icmp eq i8 [[SKIP]], 0
+// O2-NEXT: br i1 [[LOG]], label %[[CALL:.*]], label
+// O2: [[CALL]]:
+// O2-NEXT: call void @cairn__log_store(ptr %{{.*}}, i64 4,
 // O2: store i32 7
+// NOGATE-NOT: @cairn__log_skip
+// NOGATE-LABEL: define {{.*}}@store_unknown(
+// NOGATE: icmp ult
+// NOGATE-NOT: @cairn__log_skip
+// NOGATE: call void @cairn__log_store(ptr %{{.*}}, i64 4,
 // O0-LABEL: define {{.*}}@store_unknown(
 // O0: call void @cairn__log_store(ptr %{{.*}}, i64 4,
 // O0: store i32 7
