@@ -173,7 +173,7 @@ int cairn__heap_grow(cairn_pool *pool)
     return heap_arrays(pool, cairn__heap_chunks(pool->hdr, pool->size));
 }
 
-void cairn__heap_fini(cairn_pool *pool)
+void cairn__heap_drop_runs(cairn_pool *pool)
 {
     if (pool->heap.ck_run)
         for (uint64_t g = 0; g < pool->heap.nchunks; g++)
@@ -182,7 +182,14 @@ void cairn__heap_fini(cairn_pool *pool)
                 free(pool->heap.ck_run[g]->gcmark);
                 free(pool->heap.ck_run[g]->gcfree);
                 free(pool->heap.ck_run[g]);
+                pool->heap.ck_run[g] = NULL;
             }
+    pool->heap.nchunks = 0;
+}
+
+void cairn__heap_fini(cairn_pool *pool)
+{
+    cairn__heap_drop_runs(pool);
     if (pool->heap.ck_run) {
         if (__lsan_unregister_root_region)
             __lsan_unregister_root_region(pool->heap.ck_run, HEAP_RUN_MAP_BYTES);

@@ -82,6 +82,10 @@ static inline uint64_t *cairn__chunk_table_slot(const char *base, const struct p
 int   cairn__heap_load_table(cairn_pool *pool);        /* after a crash: from the table */
 int   cairn__heap_init(cairn_pool *pool);              /* volatile structures */
 void  cairn__heap_fini(cairn_pool *pool);
+/* The runs freed, the chunk maps kept (nchunks 0): a pool handed the same
+ * maps (pool->heap.ck_run and the rest) before cairn__heap_init reuses them
+ * (check.c, checking many images one after another). */
+void  cairn__heap_drop_runs(cairn_pool *pool);
 int   cairn__heap_load_clean(cairn_pool *pool);        /* from bitmaps */
 int   cairn__root_check(cairn_pool *pool, bool allocated);   /* -1 (error set): corrupt root record */
 int   cairn__heap_grow(cairn_pool *pool);        /* after pool->size grew */

@@ -142,6 +142,9 @@ struct cairn_lane_cache {
     uint64_t base;
     bool kept[CAIRN_NLANES];          /* logs[l] holds lane l's scan under base */
     struct lane_log logs[CAIRN_NLANES];
+    struct run **ck_run;              /* the heap's chunk maps, kept for the next check */
+    uint32_t *ck_arg;
+    uint8_t *ck_kind, *ck_mark;
 };
 
 struct cairn_lane_cache *cairn__lane_cache_new(void)
@@ -153,6 +156,15 @@ void cairn__lane_cache_free(struct cairn_lane_cache *cache)
 {
     if (!cache) return;
     cairn__lane_logs_free(cache->logs);
+    cairn_pool *holder = cache->ck_run ? calloc(1, sizeof *holder) : NULL;
+    if (holder) {
+        holder->heap.ck_run = cache->ck_run;
+        holder->heap.ck_arg = cache->ck_arg;
+        holder->heap.ck_kind = cache->ck_kind;
+        holder->heap.ck_mark = cache->ck_mark;
+        cairn__heap_fini(holder);
+        free(holder);
+    }
     free(cache);
 }
 
@@ -231,6 +243,13 @@ static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, 
     char why[512];
     pool->gc.bad_ptr = on_bad_ptr;
     pool->gc.bad_ptr_ctx = &c;
+    struct cairn_lane_cache *cache = li->cache;
+    if (cache) {                      /* the chunk maps of the last check, reset by heap_init */
+        pool->heap.ck_run = cache->ck_run;
+        pool->heap.ck_arg = cache->ck_arg;
+        pool->heap.ck_kind = cache->ck_kind;
+        pool->heap.ck_mark = cache->ck_mark;
+    }
     cairn__heap_init(pool);
 
     uint64_t clean = *(uint64_t *)(pool->base + CAIRN_CLEAN_OFF);
@@ -238,7 +257,6 @@ static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, 
      * recovery below rolls back */
     struct lane_log own[CAIRN_NLANES], *logs = own;
     memset(own, 0, sizeof own);
-    struct cairn_lane_cache *cache = li->cache;
     if (cache) {
         logs = cache->logs;
         if (cache->base != li->base) memset(cache->kept, 0, sizeof cache->kept);
@@ -279,7 +297,7 @@ static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, 
         } else {
             say(&c, "error", "%s", cairn_errormsg());
         }
-        cairn__heap_fini(pool);
+        cairn__heap_drop_runs(pool);
         cairn__heap_init(pool);
     }
     if (full && rep->errors == 0) {
@@ -315,7 +333,16 @@ static int check_pool(cairn_pool *pool, const struct pool_state *sp, bool full, 
         }
     }
     free(had_objects);
-    if (!cache) cairn__lane_logs_free(own);
+    if (cache) {
+        cairn__heap_drop_runs(pool);
+        cache->ck_run = pool->heap.ck_run;
+        cache->ck_arg = pool->heap.ck_arg;
+        cache->ck_kind = pool->heap.ck_kind;
+        cache->ck_mark = pool->heap.ck_mark;
+        pool->heap.ck_run = NULL;
+    } else {
+        cairn__lane_logs_free(own);
+    }
     cairn__heap_fini(pool);
     return rep->errors ? 1 : 0;
 }

@@ -423,11 +423,16 @@ void cairn__recover_logs(cairn_pool *pool, struct lane_log *logs, uint64_t *reco
         const struct log_rec **v = logs[lane].v;
         size_t n = logs[lane].n;
         if (n == 0 && !logs[lane].beyond) continue;
-        if (seam && !strcmp(seam, "mid") && n) {
-            /* test seam: die half-way through a roll-back */
+        if (seam && (!strcmp(seam, "mid") || !strcmp(seam, "segv")) && n) {
+            /* test seam: die half-way through a roll-back (segv: by a
+             * write to an unmapped address, as a wild pointer would) */
             cairn__undo_apply(pool, v + n / 2, n - n / 2);
             cairn__dfence_pool(pool);
             fprintf(stderr, "cairn: test crash in the middle of rolling back lane %u\n", lane);
+            if (seam[0] == 's') {
+                char *volatile wild = (char *)(uintptr_t)16;
+                *wild = 0;
+            }
             abort();
         }
         cairn__undo_apply(pool, v, n);

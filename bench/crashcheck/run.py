@@ -11,7 +11,9 @@
    written whole and a checker spawned per state: --check 'cairn-pool check
    {pool}'), alternating, --rounds rounds. CPU seconds are the run's and its
    children's (getrusage), steadier than the wall clock on a shared machine.
-2. States per workload: the kvstore example, two cairn-cc --trace compiler
+2. States per workload, with the CPU seconds of the whole run (the
+   program's traced run and cairn-crashcheck) and of cairn-crashcheck alone
+   (its states per CPU second: the checker's speed): the kvstore example, two cairn-cc --trace compiler
    test programs, the runtime's own loop (cairn-trace-cost), many_lines,
    unlinked_lines (a fence whose lines nothing reads: pruned); with how many
    crash points were explored exhaustively and how many were pruned.
@@ -50,22 +52,32 @@ def cc(src, out, *flags, compiler="cc"):
 
 
 def crashcheck(work, prog_args, *opts):
-    """`cairn crashcheck` on PROG ARGS: its JSON summary and CPU seconds"""
+    """`cairn crashcheck` on PROG ARGS, in its two steps (the program run
+    with tracing on, then cairn-crashcheck on the trace, with the same
+    defaults): its JSON summary, the CPU seconds of both steps and those of
+    cairn-crashcheck alone"""
     pool = Path(work) / "p.pool"
     if pool.exists():
         pool.unlink()
     out = Path(work) / "r.json"
+    tr, img = Path(work) / "w.trace", Path(work) / "w.images"
+    if tr.exists():
+        tr.unlink()
+    subprocess.run(["rm", "-rf", str(img)], check=True)
+    img.mkdir()
     env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE="1", CAIRN_UNLOGGED="off")
     args = [str(a).replace("POOL", str(pool)) for a in prog_args]
     opts = [str(o).replace("POOL", str(pool)) for o in opts]
     c0 = cpu_of_children()
-    subprocess.run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", "--json", str(out),
-                    *opts, "--", *args], env=env, cwd=ROOT / "python",
+    subprocess.run(args, env=dict(env, CAIRN_TRACE=str(tr), CAIRN_TRACE_IMAGES=str(img)),
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cpu = cpu_of_children() - c0
+    c1 = cpu_of_children()
+    subprocess.run([str(TOOL), "--quiet", "--json", str(out), *opts,
+                    str(tr), str(img)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    c2 = cpu_of_children()
     if pool.exists():
         pool.unlink()
-    return json.loads(out.read_text()), cpu
+    return json.loads(out.read_text()), c2 - c0, c2 - c1
 
 
 def side_by_side(work, lines, rounds):
@@ -126,11 +138,13 @@ def workloads(work):
     ]
     out = []
     for name, args, opts in runs:
-        j, cpu = crashcheck(work, args, *opts)
+        j, cpu, checker_cpu = crashcheck(work, args, *opts)
         out.append({"workload": name, "crash_points": j["crash_points"], "states": j["states"],
                     "duplicates": j["duplicates"], "skipped": j["skipped"], "failed": j["failed"],
                     "exhaustive_points": j["exhaustive_points"], "pruned_points": j["pruned_points"],
                     "max_lines_in_play": j["max_lines_in_play"], "cpu_s": cpu,
+                    "checker_cpu_s": checker_cpu, "states_per_second": j["states_per_second"],
+                    "checker_cpu_states_per_second": j["states"] / checker_cpu if checker_cpu > 0 else None,
                     "failure_statuses": sorted({f["status"] for f in j["failures"]})})
     return out
 
@@ -143,7 +157,7 @@ def corpus(work):
         for variant, flags in (("bug", ["-DBUG"]), ("twin", [])):
             prog = cc(ROOT / "tests" / "crashcheck" / f"{name}.c", Path(work) / f"{name}_{variant}",
                       *flags, compiler=compiler)
-            j, _ = crashcheck(work, [prog, "run", "POOL"], "--check", f"{prog} check {{pool}}")
+            j, _, _ = crashcheck(work, [prog, "run", "POOL"], "--check", f"{prog} check {{pool}}")
             row[f"{variant}_states"] = j["states"]
             row[f"{variant}_failed"] = j["failed"]
         out.append(row)

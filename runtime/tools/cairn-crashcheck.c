@@ -85,24 +85,42 @@ struct rsp { int32_t status; };
 
 static char media_path[4096], copy_path[4096], log_path[4096], pages_path[4096], reads_path[4096];
 
+/* A copy of a pool file that leaves out what is zero: only the source's
+ * data extents (SEEK_DATA/SEEK_HOLE) are read, and only their non-zero
+ * 4 KiB blocks written, the rest a hole of the same size. A 64 MiB pool
+ * that holds little costs what it holds, in time and in tmpfs pages (the
+ * media file, each nested check's and --check's copy, a kept image). */
 static int copy_file(const char *from, const char *to)
 {
     int in = open(from, O_RDONLY | O_CLOEXEC), out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     struct stat st;
     int rc = -1;
-    if (in >= 0 && out >= 0 && fstat(in, &st) == 0) {
-        void *p = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, in, 0) : NULL;
-        if (p != MAP_FAILED) {
-            size_t done = 0;
-            while (done < (size_t)st.st_size) {
-                ssize_t w = write(out, (char *)p + done, (size_t)st.st_size - done);
-                if (w <= 0) break;
-                done += (size_t)w;
+    static uint64_t buf[1 << 13];   /* 64 KiB */
+    if (in < 0 || out < 0 || fstat(in, &st)) goto done;
+    for (off_t pos = 0; pos < st.st_size;) {
+        off_t d = lseek(in, pos, SEEK_DATA), h;
+        if (d < 0 && errno == ENXIO) break;   /* a hole to the end */
+        if (d < 0) d = pos;                   /* no SEEK_DATA: every byte is data */
+        h = lseek(in, d, SEEK_HOLE);
+        if (h < 0 || h > st.st_size) h = st.st_size;
+        for (off_t o = d; o < h;) {
+            size_t want = (size_t)(h - o) < sizeof buf ? (size_t)(h - o) : sizeof buf;
+            ssize_t n = pread(in, buf, want, o);
+            if (n <= 0) goto done;
+            for (size_t b = 0; b < (size_t)n; b += 4096) {
+                size_t len = (size_t)n - b < 4096 ? (size_t)n - b : 4096;
+                const uint64_t *w = buf + b / 8;
+                uint64_t any = 0;
+                for (size_t i = 0; i < len / 8; i++) any |= w[i];
+                for (size_t i = len / 8 * 8; i < len; i++) any |= ((const unsigned char *)w)[i];
+                if (any && pwrite(out, w, len, o + (off_t)b) != (ssize_t)len) goto done;
             }
-            if (done == (size_t)st.st_size) rc = 0;
-            if (p) munmap(p, (size_t)st.st_size);
+            o += n;
         }
+        pos = h;
     }
+    if (ftruncate(out, st.st_size) == 0) rc = 0;
+done:
     if (in >= 0) close(in);
     if (out >= 0) close(out);
     return rc;
@@ -246,12 +264,35 @@ static int run_one(const struct req *q)
 
 /* The built-in check of a state in the checker itself, with no fork: on
  * the checker's one private mapping of the media file, which shows the
- * media's lines as the explorer wrote them. The check's simulated recovery
- * dirties pages of that mapping; dropping them afterwards (MADV_DONTNEED)
- * brings back the media's contents for the next state. */
+ * media's lines as the explorer wrote them. The mapping is read-only; the
+ * first write of the check's simulated recovery to a page faults, and the
+ * handler makes that page writable (a private copy) and lists it. After the
+ * check only the listed pages are dropped (MADV_DONTNEED: the media's
+ * contents again) and made read-only, so the pages the check only read stay
+ * mapped for the next state. Without the handler (sigaction refused) the
+ * mapping is writable and the whole of it is dropped after each check. */
 static char *image;                  /* MAP_PRIVATE of media_path; NULL: fork per state */
 static uint64_t image_size;
 static struct cairn_lane_cache *lane_cache;
+static size_t page_size;
+static uint64_t *dirty;              /* page offsets the check wrote; NULL: not tracked */
+static size_t ndirty;
+static volatile sig_atomic_t tracking;
+
+static void on_write_fault(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    char *a = si->si_addr;
+    if (tracking && dirty && si->si_code == SEGV_ACCERR && a >= image && a < image + image_size &&
+        ndirty < image_size / page_size) {
+        char *pg = image + ((uint64_t)(a - image) & ~(uint64_t)(page_size - 1));
+        if (!mprotect(pg, page_size, PROT_READ | PROT_WRITE)) {
+            dirty[ndirty++] = (uint64_t)(pg - image);
+            return;
+        }
+    }
+    signal(sig, SIG_DFL);            /* a real fault: the access repeats and kills the checker */
+}
 
 static void image_map(void)
 {
@@ -262,29 +303,74 @@ static void image_map(void)
         if (fd >= 0) close(fd);
         return;
     }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+    page_size = (size_t)sysconf(_SC_PAGESIZE);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_write_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    dirty = st.st_size % (off_t)page_size == 0 ? malloc((size_t)st.st_size / page_size * sizeof *dirty) : NULL;
+    struct sigaction now;            /* a sanitizer may keep its own handler: then untracked */
+    if (dirty && (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGSEGV, NULL, &now) ||
+                  now.sa_sigaction != on_write_fault)) {
+        free(dirty);
+        dirty = NULL;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, dirty ? PROT_READ : PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_NORESERVE, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return;
     lane_cache = cairn__lane_cache_new();
     image = p;
     image_size = (uint64_t)st.st_size;
-}
-
-static int inplace_check(const struct req *q)
-{
-    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* the check's messages go to the log, emptied before each state
+     * (appending: a forked check's output may have shortened it) */
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
     if (log >= 0) {
         dup2(log, 2);
         close(log);
     }
+}
+
+/* the pages the check wrote back to the media's contents, read-only again */
+static void image_restore(void)
+{
+    if (!dirty) {
+        if (madvise(image, (size_t)image_size, MADV_DONTNEED)) goto fail;
+        return;
+    }
+    for (size_t i = 0; i < ndirty;) {
+        size_t j = i + 1;
+        while (j < ndirty && dirty[j] == dirty[j - 1] + page_size) j++;
+        size_t len = (j - i) * page_size;
+        if (madvise(image + dirty[i], len, MADV_DONTNEED) || mprotect(image + dirty[i], len, PROT_READ))
+            goto fail;
+        i = j;
+    }
+    ndirty = 0;
+    return;
+fail:
+    fprintf(stderr, "cannot restore the checker's image: %s\n", strerror(errno));
+    _exit(125);
+}
+
+static int inplace_check(const struct req *q)
+{
+    struct stat st;
+    if (fstat(2, &st) || (st.st_size > 0 && ftruncate(2, 0))) {
+        int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+        if (log >= 0) {
+            dup2(log, 2);
+            close(log);
+        }
+    }
     struct cairn_check_report rep;
     check_problems = 0;
+    tracking = 1;
     int rc = cairn__check_image(media_path, image, image_size, true, lane_cache, q->base,
                                 q->touched, on_check, NULL, &rep);
-    if (madvise(image, (size_t)image_size, MADV_DONTNEED)) {
-        fprintf(stderr, "cannot restore the checker's image: %s\n", strerror(errno));
-        _exit(125);
-    }
+    tracking = 0;
+    image_restore();
     return rc != 0 || check_problems ? 1 : 0;
 }
 
