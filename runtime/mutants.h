@@ -61,7 +61,7 @@
     M(38, TX_LOG_FENCE, drop, corpus:commit_across_lines, "tx.c cairn_tx_add: the record before the store", "") \
     M(39, TX_FLUSH_LINES, drop, corpus:commit_across_lines, "tx.c flush_written: the logged lines (flush_line_fast)", "") \
     M(40, TX_FLUSH_BIG, drop, rt:bigrec, "tx.c flush_written: large logged ranges", "") \
-    M(41, TX_FLUSH_CLOB, drop, rt:clobber, "tx.c flush_written: clobbered ranges", "redundant: cairn_tx_clobber also marks its range protected (tx.c mark_protected): up to 4 KiB its lines join the line set that TX_FLUSH_LINES flushes, beyond it the big ranges that TX_FLUSH_BIG flushes; rt:clobber passes with it dropped") \
+    M(41, TX_FLUSH_CLOB, drop, rt:clobber, "tx.c flush_written: clobbered ranges", "redundant: cairn_tx_clobber also marks its range protected (tx.c mark_protected): its lines join the line set that TX_FLUSH_LINES flushes, or (256 B or more, while the tx holds fewer than 16 ranges; always over 4 KiB) the ranges that TX_FLUSH_BIG flushes; rt:clobber passes with it dropped") \
     M(42, TX_FLUSH_FRESH, drop, rt:commit, "tx.c flush_written: objects allocated in the transaction", "") \
     M(43, TX_MARK_NT, drop, rt:commit, "tx.c retire_log: the commit mark's NT stores", "") \
     M(44, TX_MARK_LINES, drop, rt:commit_msync, "tx.c retire_log: the commit mark, msync domain", "") \

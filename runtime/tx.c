@@ -57,6 +57,14 @@
 #include <unistd.h>
 
 #define BIG_RANGE 4096u     /* ranges longer than this are tracked as ranges */
+/* A range of at least RANGE_MIN bytes (a byte copy: a 1 KiB value memcpy'd
+ * in) is also kept as one range while the transaction holds fewer than
+ * RANGE_MAX_N of them, instead of entering its lines one by one in the line
+ * set: one entry to mark, found first by covered(), flushed as one range.
+ * Beyond RANGE_MAX_N the line set takes them, so covered()'s scan of the
+ * ranges stays short in a transaction of many copies. */
+#define RANGE_MIN   256u
+#define RANGE_MAX_N 16u
 #define EXT_MIN   ((uint64_t)1 << 20)
 
 struct range { uintptr_t lo, hi; };
@@ -242,7 +250,8 @@ static bool covered(uintptr_t lo, uintptr_t hi)
 
 static void mark_protected(uintptr_t lo, uintptr_t hi)
 {
-    if (hi - lo > BIG_RANGE) {
+    if (hi - lo > BIG_RANGE ||
+        (hi - lo >= RANGE_MIN && T.big.n < RANGE_MAX_N)) {
         struct range r = { lo, hi };
         if (vpush(&T.big, &r, sizeof r)) tx_fatal("out of memory tracking logged ranges");
         return;

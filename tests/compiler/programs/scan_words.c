@@ -3,7 +3,9 @@
  * string whose 8 bytes fall in the pool's 1 TiB slot but past its size was
  * rewritten as a relative pointer (strings like "key-X\0\0\0" did, in runs
  * where the pool's slot number matched a character). A real pointer copied
- * the same way must still go relative.
+ * the same way must still go relative, wherever it sits in a long copy (the
+ * scan tests eight words a block first, then looks word by word at a block
+ * with a hit, and at the words after the last whole block).
  *   scan_words POOL */
 #include <cairn.h>
 #include <stdint.h>
@@ -11,7 +13,7 @@
 #include <string.h>
 
 struct rec { char name[16]; long n; struct rec *link; };
-struct root { struct rec r[4]; unsigned char bytes[16]; };
+struct root { struct rec r[4]; unsigned char bytes[16]; uint64_t big[140]; };
 
 static int check(const char *what, uint64_t want, const void *at)
 {
@@ -56,6 +58,29 @@ int main(int argc, char **argv)
             bad++;
         }
     }
+    /* a 1080-byte copy (16 blocks, 7 words after them): pointers in the
+     * first, a middle and the last whole block and in the words after it;
+     * the non-pointer words beside them */
+    static const int at_ptr[] = { 0, 61, 127, 130, 133 }, at_word[] = { 1, 62, 129, 134 };
+    uint64_t buf[140];
+    memset(buf, 'x', sizeof buf);
+    struct rec *target = &r->r[3];
+    for (size_t k = 0; k < sizeof at_ptr / sizeof *at_ptr; k++)
+        memcpy(&buf[at_ptr[k]], &target, 8);
+    for (size_t k = 0; k < sizeof at_word / sizeof *at_word; k++)
+        buf[at_word[k]] = words[k % 3];
+    CAIRN_TX(p) { memcpy(r->big, buf, 1080); }
+    for (size_t k = 0; k < sizeof at_ptr / sizeof *at_ptr; k++) {
+        uint64_t raw;
+        memcpy(&raw, &r->big[at_ptr[k]], 8);
+        if (!(raw >> 63) || cairn__ra2va(raw) != (void *)target) {
+            printf("long copy: pointer at word %d stored as %#llx: not relative\n", at_ptr[k],
+                   (unsigned long long)raw);
+            bad++;
+        }
+    }
+    for (size_t k = 0; k < sizeof at_word / sizeof *at_word; k++)
+        bad += check("long copy", words[k % 3], &r->big[at_word[k]]);
     printf("%s\n", bad ? "CORRUPTED" : "ok");
     cairn_pool_close(p);
     return bad != 0;
