@@ -4,7 +4,8 @@
  *     rt_jobs JOB run POOL      create POOL (or, for gc, open a crashed one)
  *                               and do JOB, under cairn crashcheck
  *     rt_jobs recover reopen POOL   open POOL, a crash image of a traced
- *                               recovery (recovering it again), and do recover
+ *                               recovery (recovering it again), then one
+ *                               commit over what that recovery restored
  *     rt_jobs JOB check POOL    open POOL (recovery, the background mark and
  *                               sweep waited for), exit 1 if an invariant
  *                               of JOB or an acknowledgment is broken
@@ -12,7 +13,10 @@
  * What a crash must never lose is what the program was told: crashcheck
  * passes CAIRN_CRASH_COMMITS (outermost commits returned before the crash
  * point), CAIRN_CRASH_GROWS and CAIRN_CRASH_CLOSES to the check. Each job
- * counts its commits in the root so that the check can compare.
+ * counts its commits in the root so that the check can compare. recover's
+ * check also takes RT_RECOVER_BASE, the count the pool held before this
+ * run's commits (default 1: what `prepare` committed; for `reopen`, the
+ * count the crash image must hold after its recovery).
  *
  * Jobs: commit (8-byte, two-line and 4 KiB records, an object allocated in
  * the transaction), clobber (transactions with no undo record), abort
@@ -492,15 +496,17 @@ static void job_gc(cairn_pool *pool, struct root *r)
     cairn_pool_recovery(pool, &rec);              /* waits for the sweep */
 }
 
-/* recover: after the roll-back, transactions over the data it restored
- * (lane 0: the rolled-back lanes stay as recovery retired them) */
-static void job_recover(cairn_pool *pool, struct root *r)
+/* recover: after the roll-back, ntx transactions over the data it restored
+ * (lane 0: the rolled-back lanes stay as recovery retired them), each
+ * counting on from the recovered count */
+static void job_recover(cairn_pool *pool, struct root *r, int ntx)
 {
-    for (uint64_t i = 2; i <= 3; i++) {
+    for (int n = 0; n < ntx; n++) {
         must(cairn_tx_begin(pool) == 0, "cairn_tx_begin");
         cairn_tx_add(&r->count, 8);
         cairn_tx_add(r->a, sizeof r->a);
         cairn_tx_add(r->t, sizeof r->t);
+        uint64_t i = r->count + 1;
         r->count = i;
         for (int j = 0; j < 16; j++) r->a[j] = i;
         for (int k = 0; k < NFLIGHT; k++)
@@ -624,7 +630,8 @@ static int check(const char *job, cairn_pool *pool, struct root *r)
     if (!strcmp(job, "recover")) {
         /* the crashed transactions rolled back (never DEAD), each commit
          * after the roll-back kept */
-        if (check_count(r, commits + 1)) return 1;
+        const char *base = getenv("RT_RECOVER_BASE");
+        if (check_count(r, commits + (base ? env_count("RT_RECOVER_BASE") : 1))) return 1;
         for (int k = 0; k < NFLIGHT; k++)
             for (int j = 0; j < 8; j++)
                 if (r->t[k][j] != r->count)
@@ -696,7 +703,7 @@ int main(int argc, char **argv)
     else if (!strcmp(job, "grow")) job_grow(pool, r);
     else if (!strcmp(job, "threads")) job_threads(pool, r);
     else if (!strcmp(job, "gc")) job_gc(pool, r);
-    else if (!strcmp(job, "recover")) job_recover(pool, r);
+    else if (!strcmp(job, "recover")) job_recover(pool, r, reopen ? 1 : 2);
     else if (!strcmp(job, "wbfree")) job_wbfree(pool, r);
     else if (strcmp(job, "root")) {
         fprintf(stderr, "rt_jobs: no job %s (commit, bigrec, clobber, abort, nested, alloc, txalloc, zero, publish, root, "

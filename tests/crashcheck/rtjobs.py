@@ -58,20 +58,27 @@ def build(lib, out):
     return out
 
 
-def crashcheck(prog, name, pool, extra=(), run=subprocess.run):
-    """`cairn crashcheck` of job `name` (a JOBS key) run by prog on pool;
+def cairn_crashcheck(args, pmem="1", run=subprocess.run):
+    """`cairn crashcheck --quiet ARGS` with the tree's build, the jobs'
+    environment (pmem: CAIRN_PMEM_FORCE; the background mark and sweep);
     run: what runs the command (subprocess.run's arguments)"""
-    opts, pmem = JOBS[name]
-    job = name.split("_")[0]
-    check = [] if job in BUILTIN_CHECK else ["--check", f"{prog} {job} check {{pool}}"]
     env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE=pmem, CAIRN_UNLOGGED="off")
     env.pop("CAIRN_GC_SYNC", None)
+    return run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", *map(str, args)],
+               capture_output=True, text=True, env=env, cwd=ROOT / "python", timeout=600)
+
+
+def crashcheck(prog, name, pool, extra=(), run=subprocess.run):
+    """`cairn crashcheck` of job `name` (a JOBS key) run by prog on pool,
+    with the job's own check unless extra gives another --check"""
+    opts, pmem = JOBS[name]
+    job = name.split("_")[0]
+    check = [] if job in BUILTIN_CHECK or "--check" in extra \
+        else ["--check", f"{prog} {job} check {{pool}}"]
     if pool.exists():
         pool.unlink()
     try:
-        return run([sys.executable, "-m", "cairn", "crashcheck", "--quiet", *opts, *check,
-                    *extra, "--", str(prog), job, "run", str(pool)],
-                   capture_output=True, text=True, env=env, cwd=ROOT / "python", timeout=600)
+        return cairn_crashcheck([*opts, *check, *extra, "--", prog, job, "run", pool], pmem, run)
     finally:
         if pool.exists():
             pool.unlink()
