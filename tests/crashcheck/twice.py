@@ -40,8 +40,9 @@ SUMMED = ("crash_points", "exhaustive_points", "states", "failed", "duplicates",
 def first_level(prog, work):
     """crashcheck of the recover job, every state checked by the job's check
     and saved; the distinct images the next open must recover, in the order
-    the run first left them, each with the count it must hold (base).
-    Returns the run's counts and "images": [(path, base)]."""
+    the run first left them, each with the count it must hold (base) and
+    the transactions still open in it (3 untouched, 0 all rolled back).
+    Returns the run's counts and "images": [(path, base, open_tx)]."""
     work = Path(work)
     saved = work / "first-states"
     saved.mkdir()
@@ -66,10 +67,11 @@ def first_level(prog, work):
         info = subprocess.run([str(BUILD / "runtime" / "cairn-pool"), "--json", "info", str(f)],
                               capture_output=True, text=True)
         assert info.returncode == 0, f"{f}: cairn-pool info failed: {info.stderr}"
-        if json.loads(info.stdout)["clean"]:
+        pool = json.loads(info.stdout)
+        if pool["clean"]:
             clean += 1                    # opens with no recovery: nothing to crash
         else:
-            images.append((f, 1 + acked))
+            images.append((f, 1 + acked, pool["open_transactions"]))
     return dict(**{k: res[k] for k in SUMMED}, saved=len(files), distinct=len(by_content),
                 clean=clean, images=images)
 
@@ -79,6 +81,7 @@ def second_run(prog, i, image, base, work, run=subprocess.run):
     checked by the job's check held to base"""
     pool, out = Path(work) / f"second-{i}.pool", Path(work) / f"second-{i}.json"
     shutil.copyfile(image, pool)
+    out.unlink(missing_ok=True)
     try:
         r = cairn_crashcheck(["--json", out, "--check",
                               f"RT_RECOVER_BASE={base} {prog} recover check {{pool}}",
@@ -92,13 +95,13 @@ def second_run(prog, i, image, base, work, run=subprocess.run):
 
 
 def second_level(prog, images, work, run=subprocess.run, stop_at_failure=False):
-    """second_run over every (image, base) of images, JOBS_AT_ONCE at a time;
+    """second_run over every (image, base, _) of images, JOBS_AT_ONCE at a time;
     with stop_at_failure, the runs not started when one fails are dropped.
     Returns the summed counts, "runs" done, "failed_runs" and "rows"."""
     rows = []
     with ThreadPoolExecutor(JOBS_AT_ONCE) as ex:
         futures = [ex.submit(second_run, prog, i, img, base, work, run)
-                   for i, (img, base) in enumerate(images)]
+                   for i, (img, base, _) in enumerate(images)]
         for f in futures:
             if f.cancelled():
                 continue
