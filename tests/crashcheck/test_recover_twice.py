@@ -38,8 +38,8 @@ def first(prog, work):
 
 def test_first_recovery_leaves_states_part_done(first):
     """the images to recover again include states a power loss left inside
-    the first recovery: lane 1 rolled back and retired beside lanes 2 and 3
-    still open (2 open transactions), the untouched crashed pool (3), and
+    the first recovery: one lane rolled back and retired beside two still
+    open (2 open transactions), the untouched crashed pool (3), and
     every lane retired (0)"""
     assert first["failed"] == 0 and first["exhaustive_points"] == first["crash_points"], first
     open_tx = [o for _, _, o in first["images"]]
@@ -76,7 +76,7 @@ def test_check_holds_the_first_runs_acknowledgments(prog, first, work):
 def test_recovery_mutant_caught_in_the_second_recovery(first, work):
     """RECOVER_OFENCE (recovery retires a lane before its restored data is
     ordered) linked into the second run only, over the images the shipped
-    first recovery left part done (lane 1 retired, lanes 2 and 3 open):
+    first recovery left part done (one lane retired, two open):
     crashcheck fails a state of the second recovery"""
     m = next(m for m in test_mutants.MUTANTS if m["name"] == "RECOVER_OFENCE")
     out = work / "mutant"
