@@ -298,6 +298,18 @@ static size_t page_size;
 static uint64_t *dirty;              /* page offsets the check wrote; NULL: not tracked */
 static size_t ndirty;
 static volatile sig_atomic_t tracking;
+/* Pages the checks keep writing (a lane's header, the heap pages its undo
+ * records restore) stay private and writable instead: before each check
+ * they are copied again from media_view, a shared view of the media file,
+ * which costs less than a fault, an mprotect and a madvise for each. Up to
+ * HOT_PAGES of them, the first pages written; every HOT_RELEARN checks
+ * they are dropped and the set is learnt again. */
+#define HOT_PAGES 16
+#define HOT_RELEARN 1024
+static const char *media_view;
+static uint64_t hot[HOT_PAGES];
+static size_t nhot;
+static uint64_t checks_in_place;
 
 static void on_write_fault(int sig, siginfo_t *si, void *uc)
 {
@@ -312,6 +324,12 @@ static void on_write_fault(int sig, siginfo_t *si, void *uc)
         }
     }
     signal(sig, SIG_DFL);            /* a real fault: the access repeats and kills the checker */
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void image_map(void)
@@ -340,6 +358,12 @@ static void image_map(void)
                    MAP_PRIVATE | MAP_NORESERVE, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return;
+    if (dirty) {
+        fd = open(media_path, O_RDONLY | O_CLOEXEC);
+        void *v = fd < 0 ? MAP_FAILED : mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (fd >= 0) close(fd);
+        media_view = v == MAP_FAILED ? NULL : v;
+    }
     lane_cache = cairn__lane_cache_new();
     image = p;
     image_size = (uint64_t)st.st_size;
@@ -352,13 +376,24 @@ static void image_map(void)
     }
 }
 
-/* the pages the check wrote back to the media's contents, read-only again */
+/* the pages the check wrote back to the media's contents, read-only again
+ * (a page kept hot: left as it is, copied from the media before the next
+ * check) */
 static void image_restore(void)
 {
     if (!dirty) {
         if (madvise(image, (size_t)image_size, MADV_DONTNEED)) goto fail;
         return;
     }
+    if (++checks_in_place % HOT_RELEARN == 0)
+        while (nhot) dirty[ndirty++] = hot[--nhot];
+    size_t keep = 0;
+    for (size_t i = 0; i < ndirty; i++) {
+        if (media_view && nhot < HOT_PAGES && checks_in_place % HOT_RELEARN) hot[nhot++] = dirty[i];
+        else dirty[keep++] = dirty[i];
+    }
+    ndirty = keep;
+    if (ndirty > 1) qsort(dirty, ndirty, sizeof *dirty, by_offset);
     for (size_t i = 0; i < ndirty;) {
         size_t j = i + 1;
         while (j < ndirty && dirty[j] == dirty[j - 1] + page_size) j++;
@@ -384,6 +419,7 @@ static int inplace_check(const struct req *q)
             close(log);
         }
     }
+    for (size_t i = 0; i < nhot; i++) memcpy(image + hot[i], media_view + hot[i], page_size);
     struct cairn_check_report rep;
     check_problems = 0;
     held.len = 0;
