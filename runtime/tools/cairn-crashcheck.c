@@ -638,8 +638,35 @@ static void describe_entry(const struct cm_entry *e, char *buf, size_t len)
 }
 
 /* file:line (function) of a return address the trace recorded, from the
- * debug info of its object (addr2line); 0 when it cannot be resolved */
+ * debug info of its object (addr2line); 0 when it cannot be resolved.
+ * Each address is resolved once in a run (failed states at one fence share
+ * their call chain): the answers are kept, unresolved ones too. */
+static int resolve_frame_now(uint64_t addr, char *out, size_t len);
 static int resolve_frame(uint64_t addr, char *out, size_t len)
+{
+    static struct frame { uint64_t addr; char *site; } *known;
+    static size_t nknown, capknown;
+    for (size_t i = 0; i < nknown; i++)
+        if (known[i].addr == addr) {
+            if (!known[i].site) return 0;
+            snprintf(out, len, "%s", known[i].site);
+            return 1;
+        }
+    int ok = resolve_frame_now(addr, out, len);
+    if (nknown == capknown) {
+        size_t cap = capknown ? 2 * capknown : 64;
+        struct frame *k = realloc(known, cap * sizeof *k);
+        if (!k) return ok;
+        known = k;
+        capknown = cap;
+    }
+    char *site = ok ? strdup(out) : NULL;
+    if (ok && !site) return ok;
+    known[nknown++] = (struct frame){ addr, site };
+    return ok;
+}
+
+static int resolve_frame_now(uint64_t addr, char *out, size_t len)
 {
     const struct ct_rec *best = NULL;
     for (size_t i = 0; i < X.t->n; i++) {

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from test_corpus import BUILD, crashcheck, need, pool  # noqa: F401 (pool is a fixture)
+from test_corpus import BUILD, build, crashcheck, need, pool  # noqa: F401 (pool is a fixture)
 
 
 # mid: abort (SIGABRT); segv: a write to an unmapped address, which the
@@ -27,3 +27,24 @@ def test_check_that_dies_is_a_failed_state(tmp_path, pool, monkeypatch, seam, si
     assert 0 < j["failed"] < j["states"], j
     assert f"check died with signal {signal}" in r.stderr
     assert "test crash in the middle of rolling back" in r.stderr
+
+
+def test_frames_resolved_once_per_run(tmp_path, pool, monkeypatch):  # noqa: F811
+    """A failed state's report names where its fence was issued, resolving
+    each return address of the call chain with addr2line. Failed states
+    share frames (the program's main, libc's start): each address is
+    resolved once in the run, not once per report."""
+    prog = build("flag_before_data", True, tmp_path)
+    shim, log = tmp_path / "shim", tmp_path / "addr2line.log"
+    shim.mkdir()
+    (shim / "addr2line").write_text('#!/bin/sh\necho "$@" >> "$ADDR2LINE_LOG"\n'
+                                    'exec /usr/bin/addr2line "$@"\n')
+    (shim / "addr2line").chmod(0o755)
+    monkeypatch.setitem(os.environ, "PATH", f"{shim}:{os.environ['PATH']}")
+    monkeypatch.setitem(os.environ, "ADDR2LINE_LOG", str(log))
+    r = crashcheck("--check", f"{prog} check {{pool}}", "--", prog, "run", pool, pool=pool)
+    assert r.returncode == 1, r.stdout + r.stderr[-3000:]
+    assert r.stderr.count("crashcheck: FAILED") >= 2, r.stderr[-3000:]
+    assert "fence issued at " in r.stderr and "flag_before_data.c:" in r.stderr, r.stderr[-3000:]
+    calls = log.read_text().splitlines()
+    assert calls and len(calls) == len(set(calls)), calls
