@@ -48,3 +48,25 @@ def test_frames_resolved_once_per_run(tmp_path, pool, monkeypatch):  # noqa: F81
     assert "fence issued at " in r.stderr and "flag_before_data.c:" in r.stderr, r.stderr[-3000:]
     calls = log.read_text().splitlines()
     assert calls and len(calls) == len(set(calls)), calls
+
+
+def test_kept_lane_scans_give_the_verdicts_of_fresh_ones(tmp_path, pool, monkeypatch):  # noqa: F811
+    """The check in place keeps a lane's scan until a write to the media
+    touches that lane, including the lines the model makes durable between
+    crash points. With recovery aborting whenever it rolls a lane back,
+    every state whose lanes hold a transaction fails: the failed states
+    must be exactly those of a run that scans every lane for every state."""
+    prog = BUILD / "bench" / "cairn-trace-cost"
+    need(prog)
+    monkeypatch.setitem(os.environ, "CAIRN_TEST_CRASH_RECOVERY", "mid")
+    runs = {}
+    for rescan in (False, True):
+        if rescan:
+            monkeypatch.setitem(os.environ, "CAIRN_TEST_RESCAN_LANES", "1")
+        out = tmp_path / f"r{int(rescan)}.json"
+        r = crashcheck("--json", out, "--nested-every", "0", "--", prog, pool, "6", pool=pool)
+        assert r.returncode == 1, r.stdout + r.stderr[-3000:]
+        j = json.loads(out.read_text())
+        runs[rescan] = (j["states"], sorted((f["point"], f["state"]) for f in j["failures"]))
+    assert runs[False] == runs[True]
+    assert 0 < len(runs[True][1]) < runs[True][0], runs[True]
