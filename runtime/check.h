@@ -29,7 +29,9 @@ int cairn__check_file(const char *path, bool full, cairn_check_emit emit, void *
  * mapping, to reuse for a lane whose area is unchanged. base names the
  * image's contents apart from the lanes in touched (bit l: lane l may
  * differ); a lane's kept scan is reused when base is the one it was kept
- * under, its bit is clear, and the scan read nothing outside the lane. */
+ * under, its bit is clear, and the scan read nothing outside the lane. A
+ * caller that keeps base fixed passes as touched every lane written since
+ * its previous check with this cache (cairn-crashcheck does). */
 struct cairn_lane_cache;
 struct cairn_lane_cache *cairn__lane_cache_new(void);
 void cairn__lane_cache_free(struct cairn_lane_cache *cache);

@@ -439,17 +439,28 @@ static void write_image(const cairn_pool *pool)
     snprintf(path, sizeof path, "%s/pool-%u.img", images_dir, (unsigned)pool->id);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return;                   /* opened before: the first image is the start */
-    for (size_t done = 0; done < pool->size;) {
-        ssize_t w = write(fd, pool->base + done, pool->size - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            fprintf(stderr, "cairn: CAIRN_TRACE_IMAGES: writing %s failed: %s; free space "
-                    "there or point CAIRN_TRACE_IMAGES elsewhere\n", path,
-                    w < 0 ? strerror(errno) : "short write");
-            break;
+    /* sparse: a 4 KiB block of zeros stays a hole, so a big pool that holds
+     * little costs what it holds here and in every copy crashcheck makes */
+    const char *fail = NULL;
+    for (size_t at = 0; at < pool->size && !fail;) {
+        size_t n = pool->size - at < 4096 ? pool->size - at : 4096;
+        const uint64_t *w = (const uint64_t *)(pool->base + at);
+        uint64_t any = 0;
+        for (size_t i = 0; i < n / 8; i++) any |= w[i];
+        for (size_t i = n / 8 * 8; i < n; i++) any |= (unsigned char)pool->base[at + i];
+        if (!any) {
+            at += n;
+            continue;
         }
-        done += (size_t)w;
+        ssize_t put = pwrite(fd, pool->base + at, n, (off_t)at);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) fail = put < 0 ? strerror(errno) : "short write";
+        else at += (size_t)put;
     }
+    if (!fail && ftruncate(fd, (off_t)pool->size)) fail = strerror(errno);
+    if (fail)
+        fprintf(stderr, "cairn: CAIRN_TRACE_IMAGES: writing %s failed: %s; free space "
+                "there or point CAIRN_TRACE_IMAGES elsewhere\n", path, fail);
     close(fd);
 }
 

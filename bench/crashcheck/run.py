@@ -13,10 +13,15 @@
    children's (getrusage), steadier than the wall clock on a shared machine.
 2. States per workload, with the CPU seconds of the whole run (the
    program's traced run and cairn-crashcheck) and of cairn-crashcheck alone
-   (its states per CPU second: the checker's speed): the kvstore example, two cairn-cc --trace compiler
+   (its states per CPU second: the checker's speed, the median of --rounds
+   runs on one trace, with a met / NOT met / not shown verdict against the
+   goal over the rounds): the kvstore example, two cairn-cc --trace compiler
    test programs, the runtime's own loop (cairn-trace-cost), many_lines,
    unlinked_lines (a fence whose lines nothing reads: pruned); with how many
-   crash points were explored exhaustively and how many were pruned.
+   crash points were explored exhaustively and how many were pruned. With
+   --baseline BIN (a cairn-crashcheck built from the code before a change)
+   the checker step of each workload also runs with BIN, alternating, on
+   the same trace, and the two must agree on every count (before/after).
 3. The seeded bug corpus: failed states of each bug and of its twin.
 """
 import argparse
@@ -51,15 +56,12 @@ def cc(src, out, *flags, compiler="cc"):
     return out
 
 
-def crashcheck(work, prog_args, *opts):
-    """`cairn crashcheck` on PROG ARGS, in its two steps (the program run
-    with tracing on, then cairn-crashcheck on the trace, with the same
-    defaults): its JSON summary, the CPU seconds of both steps and those of
-    cairn-crashcheck alone"""
+def trace_run(work, prog_args):
+    """The first step of `cairn crashcheck` on PROG ARGS: the program run
+    with tracing on. Its trace and images directory, and its CPU seconds"""
     pool = Path(work) / "p.pool"
     if pool.exists():
         pool.unlink()
-    out = Path(work) / "r.json"
     tr, img = Path(work) / "w.trace", Path(work) / "w.images"
     if tr.exists():
         tr.unlink()
@@ -67,17 +69,41 @@ def crashcheck(work, prog_args, *opts):
     img.mkdir()
     env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE="1", CAIRN_UNLOGGED="off")
     args = [str(a).replace("POOL", str(pool)) for a in prog_args]
-    opts = [str(o).replace("POOL", str(pool)) for o in opts]
     c0 = cpu_of_children()
     subprocess.run(args, env=dict(env, CAIRN_TRACE=str(tr), CAIRN_TRACE_IMAGES=str(img)),
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    c1 = cpu_of_children()
-    subprocess.run([str(TOOL), "--quiet", "--json", str(out), *opts,
-                    str(tr), str(img)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    c2 = cpu_of_children()
+    cpu = cpu_of_children() - c0
     if pool.exists():
         pool.unlink()
-    return json.loads(out.read_text()), c2 - c0, c2 - c1
+    return tr, img, cpu
+
+
+def check_run(work, tool, tr, img, *opts):
+    """The second step: cairn-crashcheck (tool) on the trace, with the same
+    defaults as `cairn crashcheck`. Its JSON summary and CPU seconds"""
+    pool, out = Path(work) / "p.pool", Path(work) / "r.json"
+    env = dict(os.environ, CAIRN_BUILD=str(BUILD), CAIRN_PMEM_FORCE="1", CAIRN_UNLOGGED="off")
+    opts = [str(o).replace("POOL", str(pool)) for o in opts]
+    c0 = cpu_of_children()
+    subprocess.run([str(tool), "--quiet", "--json", str(out), *opts, str(tr), str(img)], env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cpu = cpu_of_children() - c0
+    if pool.exists():
+        pool.unlink()
+    return json.loads(out.read_text()), cpu
+
+
+def crashcheck(work, prog_args, *opts):
+    """`cairn crashcheck` on PROG ARGS, in its two steps: its JSON summary,
+    the CPU seconds of both steps and those of cairn-crashcheck alone"""
+    tr, img, prog_cpu = trace_run(work, prog_args)
+    j, cpu = check_run(work, TOOL, tr, img, *opts)
+    return j, prog_cpu + cpu, cpu
+
+
+def verdict(rates):
+    lo, hi = min(rates), max(rates)
+    return "met" if lo >= GOAL_STATES_PER_S else "NOT met" if hi < GOAL_STATES_PER_S else "not shown"
 
 
 def side_by_side(work, lines, rounds):
@@ -117,7 +143,7 @@ def side_by_side(work, lines, rounds):
                   "goal_verdict": verdict}
 
 
-def workloads(work):
+def workloads(work, rounds, baseline):
     kv = BUILD / "examples" / "kvstore"
     progs = ROOT / "tests" / "compiler" / "programs"
     lst = cc(progs / "list.c", Path(work) / "list", "-O2", compiler="cairn-cc")
@@ -138,14 +164,42 @@ def workloads(work):
     ]
     out = []
     for name, args, opts in runs:
-        j, cpu, checker_cpu = crashcheck(work, args, *opts)
-        out.append({"workload": name, "crash_points": j["crash_points"], "states": j["states"],
-                    "duplicates": j["duplicates"], "skipped": j["skipped"], "failed": j["failed"],
-                    "exhaustive_points": j["exhaustive_points"], "pruned_points": j["pruned_points"],
-                    "max_lines_in_play": j["max_lines_in_play"], "cpu_s": cpu,
-                    "checker_cpu_s": checker_cpu, "states_per_second": j["states_per_second"],
-                    "checker_cpu_states_per_second": j["states"] / checker_cpu if checker_cpu > 0 else None,
-                    "failure_statuses": sorted({f["status"] for f in j["failures"]})})
+        tr, img, prog_cpu = trace_run(work, args)
+        if baseline:
+            # the images as the runtime before this change wrote them: whole
+            dense = Path(work) / "w.dense"
+            subprocess.run(["rm", "-rf", str(dense)], check=True)
+            subprocess.run(["cp", "-r", "--sparse=never", str(img), str(dense)], check=True)
+        after, before = [], []
+        for _ in range(rounds):                  # alternating, this build first
+            j, cpu = check_run(work, TOOL, tr, img, *opts)
+            after.append(cpu)
+            if baseline:
+                b, bcpu = check_run(work, baseline, tr, dense, *opts)
+                before.append(bcpu)
+                same = {k: (b[k], j[k]) for k in ("crash_points", "states", "failed", "duplicates")
+                        if b[k] != j[k]}
+                if same:
+                    sys.exit(f"bench/crashcheck/run.py: {name}: {baseline} and {TOOL} disagree: {same}")
+        checker_cpu = statistics.median(after)
+        row = {"workload": name, "crash_points": j["crash_points"], "states": j["states"],
+               "duplicates": j["duplicates"], "skipped": j["skipped"], "failed": j["failed"],
+               "exhaustive_points": j["exhaustive_points"], "pruned_points": j["pruned_points"],
+               "max_lines_in_play": j["max_lines_in_play"], "cpu_s": prog_cpu + checker_cpu,
+               "checker_cpu_s": checker_cpu, "checker_cpu_s_rounds": after,
+               "states_per_second": j["states_per_second"],
+               "checker_cpu_states_per_second": j["states"] / checker_cpu if checker_cpu > 0 else None,
+               "checker_cpu_states_per_second_min": j["states"] / max(after),
+               "checker_cpu_states_per_second_max": j["states"] / max(min(after), 1e-9),
+               "goal_verdict": verdict([j["states"] / max(c, 1e-9) for c in after]),
+               "failure_statuses": sorted({f["status"] for f in j["failures"]})}
+        if baseline:
+            bcpu = statistics.median(before)
+            ratios = [b / a for a, b in zip(after, before) if a > 0]
+            row.update({"before_checker_cpu_s": bcpu, "before_checker_cpu_s_rounds": before,
+                        "before_checker_cpu_states_per_second": j["states"] / bcpu if bcpu > 0 else None,
+                        "cpu_ratio_min": min(ratios), "cpu_ratio_max": max(ratios)})
+        out.append(row)
     return out
 
 
@@ -169,6 +223,10 @@ def main():
     p.add_argument("--json", required=True, help="where to write the results")
     p.add_argument("--lines", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--baseline", type=Path,
+                   help="a cairn-crashcheck built from the code before a change: each workload's "
+                        "checker step runs with it and with this build, alternating, --rounds times "
+                        "(it gets the trace images whole, as the runtime before wrote them)")
     args = p.parse_args()
     if not TOOL.exists():
         sys.exit(f"bench/crashcheck/run.py: {TOOL} is not built; run scripts/build.sh")
@@ -180,11 +238,12 @@ def main():
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     with tempfile.TemporaryDirectory(prefix="cairn-cc-bench-", dir=base) as work:
         rows, summary = side_by_side(work, args.lines, args.rounds)
-        wl = workloads(work)
+        wl = workloads(work, args.rounds, args.baseline)
         cp = corpus(work)
     result = {"command": "bench/crashcheck/run.py " + " ".join(sys.argv[1:]), "started": started,
               "source": {"commit": commit, "runtime_dirty": dirty},
               "config": {"lines": args.lines, "rounds": args.rounds,
+                         "baseline": str(args.baseline) if args.baseline else None,
                          "load_average": os.getloadavg()[0], "cpus": os.cpu_count()},
               "side_by_side": rows, "summary": summary, "workloads": wl, "corpus": cp}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

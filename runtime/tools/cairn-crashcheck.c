@@ -77,8 +77,10 @@ static double now_s(void)
 /* acks: what the program was told had happened before the crash point
  * (ack_count), handed to a --check command in its environment */
 struct acks { uint32_t commits, grows, closes; };
-/* base, touched: the image's contents apart from the lanes in touched
- * (cairn__check_image's lane cache; touched all ones: nothing reused) */
+/* touched: the lanes the media changed in since the last request
+ * (media_wrote); base: 0, one name for the image the checker's lane cache
+ * follows (cairn__check_image: a lane's scan is reused while no request
+ * since it was kept touched the lane) */
 struct req { uint64_t state; uint32_t nested; uint32_t track; uint32_t isolate; struct acks acks;
              uint64_t base, touched; };
 struct rsp { int32_t status; };
@@ -127,12 +129,28 @@ done:
     return rc;
 }
 
+/* What a check said. A check in place collects it in memory (held) and
+ * writes it to the log only when the state fails: a passing state's
+ * messages (a rolled-back transaction's "info") cost no write. */
 static int check_problems;
+static struct { char *buf; size_t len, cap; bool on; } held;
+
 static void on_check(void *ctx, const char *sev, const char *msg)
 {
     bool after_close = ctx != NULL;
     if (!strcmp(sev, "error") || (after_close && strstr(msg, "leaked"))) check_problems++;
-    fprintf(stderr, "check: %s: %s\n", sev, msg);
+    if (!held.on) {
+        fprintf(stderr, "check: %s: %s\n", sev, msg);
+        return;
+    }
+    size_t need = held.len + strlen(sev) + strlen(msg) + 12;
+    if (need > held.cap) {
+        char *b = realloc(held.buf, need * 2);
+        if (!b) return;
+        held.buf = b;
+        held.cap = need * 2;
+    }
+    held.len += (size_t)sprintf(held.buf + held.len, "check: %s: %s\n", sev, msg);
 }
 
 /* recovery and the pool check in a private mapping: 0 when it finds nothing */
@@ -280,6 +298,18 @@ static size_t page_size;
 static uint64_t *dirty;              /* page offsets the check wrote; NULL: not tracked */
 static size_t ndirty;
 static volatile sig_atomic_t tracking;
+/* Pages the checks keep writing (a lane's header, the heap pages its undo
+ * records restore) stay private and writable instead: before each check
+ * they are copied again from media_view, a shared view of the media file,
+ * which costs less than a fault, an mprotect and a madvise for each. Up to
+ * HOT_PAGES of them, the first pages written; every HOT_RELEARN checks
+ * they are dropped and the set is learnt again. */
+#define HOT_PAGES 16
+#define HOT_RELEARN 1024
+static const char *media_view;
+static uint64_t hot[HOT_PAGES];
+static size_t nhot;
+static uint64_t checks_in_place;
 
 static void on_write_fault(int sig, siginfo_t *si, void *uc)
 {
@@ -294,6 +324,12 @@ static void on_write_fault(int sig, siginfo_t *si, void *uc)
         }
     }
     signal(sig, SIG_DFL);            /* a real fault: the access repeats and kills the checker */
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void image_map(void)
@@ -322,6 +358,12 @@ static void image_map(void)
                    MAP_PRIVATE | MAP_NORESERVE, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return;
+    if (dirty) {
+        fd = open(media_path, O_RDONLY | O_CLOEXEC);
+        void *v = fd < 0 ? MAP_FAILED : mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (fd >= 0) close(fd);
+        media_view = v == MAP_FAILED ? NULL : v;
+    }
     lane_cache = cairn__lane_cache_new();
     image = p;
     image_size = (uint64_t)st.st_size;
@@ -334,13 +376,24 @@ static void image_map(void)
     }
 }
 
-/* the pages the check wrote back to the media's contents, read-only again */
+/* the pages the check wrote back to the media's contents, read-only again
+ * (a page kept hot: left as it is, copied from the media before the next
+ * check) */
 static void image_restore(void)
 {
     if (!dirty) {
         if (madvise(image, (size_t)image_size, MADV_DONTNEED)) goto fail;
         return;
     }
+    if (++checks_in_place % HOT_RELEARN == 0)
+        while (nhot) dirty[ndirty++] = hot[--nhot];
+    size_t keep = 0;
+    for (size_t i = 0; i < ndirty; i++) {
+        if (media_view && nhot < HOT_PAGES && checks_in_place % HOT_RELEARN) hot[nhot++] = dirty[i];
+        else dirty[keep++] = dirty[i];
+    }
+    ndirty = keep;
+    if (ndirty > 1) qsort(dirty, ndirty, sizeof *dirty, by_offset);
     for (size_t i = 0; i < ndirty;) {
         size_t j = i + 1;
         while (j < ndirty && dirty[j] == dirty[j - 1] + page_size) j++;
@@ -366,23 +419,36 @@ static int inplace_check(const struct req *q)
             close(log);
         }
     }
+    for (size_t i = 0; i < nhot; i++) memcpy(image + hot[i], media_view + hot[i], page_size);
     struct cairn_check_report rep;
     check_problems = 0;
+    held.len = 0;
+    held.on = true;
     tracking = 1;
     int rc = cairn__check_image(media_path, image, image_size, true, lane_cache, q->base,
                                 q->touched, on_check, NULL, &rep);
     tracking = 0;
+    held.on = false;
     image_restore();
-    return rc != 0 || check_problems ? 1 : 0;
+    rc = rc != 0 || check_problems ? 1 : 0;
+    if (rc && held.len) {
+        ssize_t w = write(2, held.buf, held.len);   /* without them the verdict still stands */
+        (void)w;
+    }
+    return rc;
 }
 
 static void checker_loop(int in, int out)
 {
     struct req q;
+    uint64_t touched = 0;            /* lanes changed since the last check in place */
     image_map();
     while (read(in, &q, sizeof q) == (ssize_t)sizeof q) {
         struct rsp r = { 125 };
+        touched |= q.touched;
         if (image && !q.track && !q.nested && !q.isolate) {
+            q.touched = touched;
+            touched = 0;
             r.status = inplace_check(&q);
         } else {
             pid_t c = fork();
@@ -418,14 +484,43 @@ static void checker_start(void)
 
 static void checker_stop(void);
 
+/* The undo lanes whose lines the media file changed in since the last
+ * request (bit l: lane l; a header line: every lane): the checker reuses
+ * its scans of the others (cairn__check_image's lane cache). Every write to
+ * the media goes through media_wrote: the state's lines written and put
+ * back, the tracked runs' lines, and what the model made durable. */
+static uint64_t lanes_written = ~0ull;
+
+static void media_wrote(const unsigned char *media, uint64_t line)
+{
+    const struct pool_hdr *hd = (const void *)media;
+    uint64_t off = line * CM_LINE;
+    if (off < CAIRN_HEADER_END || !hd->lane_size) lanes_written = ~0ull;
+    else if (off >= hd->lanes_off && (off - hd->lanes_off) / hd->lane_size < hd->nlanes)
+        lanes_written |= 1ull << ((off - hd->lanes_off) / hd->lane_size % 64);
+}
+
+static void on_durable(void *ctx, uint64_t line)
+{
+    media_wrote(((struct cm_model *)ctx)->media, line);
+}
+
+static void put_line(struct cm_model *m, uint64_t line, const unsigned char bytes[CM_LINE])
+{
+    memcpy(m->media + line * CM_LINE, bytes, CM_LINE);
+    media_wrote(m->media, line);
+}
+
 /* A state whose check ran in the checker and killed it is checked again in
  * a child of a new checker, whose exit status is the verdict. */
-static uint64_t state_base, state_touched = ~0ull;   /* try_state's, for the next request */
-
 static int check_state(uint64_t state, uint32_t nested, uint32_t track, struct acks acks)
 {
-    struct req q = { state, nested, track, 0, acks, state_base, state_touched };
-    state_touched = ~0ull;
+    /* test seam: every lane scanned again for every state, the verdicts
+     * the kept scans must reproduce (tests/crashcheck/test_checker.py) */
+    static int rescan = -1;
+    if (rescan < 0) rescan = getenv("CAIRN_TEST_RESCAN_LANES") != NULL;
+    struct req q = { state, nested, track, 0, acks, 0, rescan ? ~0ull : lanes_written };
+    lanes_written = 0;
     struct rsp r;
     for (;; q.isolate = 1) {
         if (write(to_checker, &q, sizeof q) == (ssize_t)sizeof q &&
@@ -547,8 +642,35 @@ static void describe_entry(const struct cm_entry *e, char *buf, size_t len)
 }
 
 /* file:line (function) of a return address the trace recorded, from the
- * debug info of its object (addr2line); 0 when it cannot be resolved */
+ * debug info of its object (addr2line); 0 when it cannot be resolved.
+ * Each address is resolved once in a run (failed states at one fence share
+ * their call chain): the answers are kept, unresolved ones too. */
+static int resolve_frame_now(uint64_t addr, char *out, size_t len);
 static int resolve_frame(uint64_t addr, char *out, size_t len)
+{
+    static struct frame { uint64_t addr; char *site; } *known;
+    static size_t nknown, capknown;
+    for (size_t i = 0; i < nknown; i++)
+        if (known[i].addr == addr) {
+            if (!known[i].site) return 0;
+            snprintf(out, len, "%s", known[i].site);
+            return 1;
+        }
+    int ok = resolve_frame_now(addr, out, len);
+    if (nknown == capknown) {
+        size_t cap = capknown ? 2 * capknown : 64;
+        struct frame *k = realloc(known, cap * sizeof *k);
+        if (!k) return ok;
+        known = k;
+        capknown = cap;
+    }
+    char *site = ok ? strdup(out) : NULL;
+    if (ok && !site) return ok;
+    known[nknown++] = (struct frame){ addr, site };
+    return ok;
+}
+
+static int resolve_frame_now(uint64_t addr, char *out, size_t len)
 {
     const struct ct_rec *best = NULL;
     for (size_t i = 0; i < X.t->n; i++) {
@@ -693,26 +815,15 @@ static void try_state(struct cm_model *m, const struct ct_rec *at, enum ct_point
         X.dedup++;
         return;
     }
-    /* the undo lanes the state's lines fall in (the checker reuses the
-     * scans of the others); a header line: every lane */
-    const struct pool_hdr *hd = (const void *)m->media;
-    state_base = m->media_hash;
-    state_touched = 0;
-    for (size_t i = 0; i < nl; i++) {
-        if (!choice[i]) continue;
-        uint64_t off = L[i].l->idx * CM_LINE;
-        memcpy(m->media + off, L[i].ver[choice[i]].bytes, CM_LINE);
-        if (off < CAIRN_HEADER_END || !hd->lane_size) state_touched = ~0ull;
-        else if (off >= hd->lanes_off && (off - hd->lanes_off) / hd->lane_size < hd->nlanes)
-            state_touched |= 1ull << ((off - hd->lanes_off) / hd->lane_size % 64);
-    }
+    for (size_t i = 0; i < nl; i++)
+        if (choice[i]) put_line(m, L[i].l->idx, L[i].ver[choice[i]].bytes);
     X.states++;
     uint32_t nested = opt.nested_every && !opt.check && X.states % opt.nested_every == 0
                           ? (uint32_t)(1 + rnd() % 8) : 0;
     int st = check_state(X.states, nested, 0, X.acks);
     if (st) report_failure(m, at, kind, L, nl, choice, st);
     for (size_t i = 0; i < nl; i++)
-        if (choice[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
+        if (choice[i]) put_line(m, L[i].l->idx, L[i].ver[0].bytes);
 }
 
 static void progress(bool last)
@@ -820,11 +931,11 @@ static int tracked_run(struct cm_model *m, struct inplay *L, size_t nl, const ui
                        bool *rd, struct tracked *tr)
 {
     for (size_t i = 0; i < nl; i++)
-        if (ver[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[ver[i]].bytes, CM_LINE);
+        if (ver[i]) put_line(m, L[i].l->idx, L[i].ver[ver[i]].bytes);
     unlink(reads_path);
     check_state(0, 0, 1, X.acks);
     for (size_t i = 0; i < nl; i++)
-        if (ver[i]) memcpy(m->media + L[i].l->idx * CM_LINE, L[i].ver[0].bytes, CM_LINE);
+        if (ver[i]) put_line(m, L[i].l->idx, L[i].ver[0].bytes);
     int rc = read_tracked(L, nl, rd, tr);
     unlink(reads_path);
     return rc;
@@ -1212,6 +1323,8 @@ static struct totals run_worker(const struct ct_trace *t, uint32_t pool_id, uint
     }
     struct cm_model m;
     if (cm_init(&m, media, size)) die2("out of memory for a %llu-byte pool", (unsigned long long)size);
+    m.on_durable = on_durable;
+    m.on_durable_ctx = &m;
     X.t0 = X.last_progress = now_s();
     ct_replay(t, &m, pool_id, opt.every_store, at_point, NULL);
     checker_stop();

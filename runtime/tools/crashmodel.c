@@ -12,6 +12,7 @@
  * flushed, the next two) become one whole-line entry. The states lost are
  * the ones between them; merged_entries counts them. */
 #define CM_MAX_ENTRIES 256u
+#define CM_PAGE 4096u
 
 uint64_t cm_line_hash(uint64_t line, const unsigned char bytes[CM_LINE])
 {
@@ -31,15 +32,29 @@ int cm_init(struct cm_model *m, unsigned char *media, size_t size)
     m->size = size;
     m->nlines = size / CM_LINE;
     m->media = media;
-    m->cache = malloc(size);
+    m->cache = malloc(size ? size : 1);
     m->line = calloc(m->nlines ? m->nlines : 1, sizeof *m->line);
-    if (!m->cache || !m->line) {
+    m->cached = calloc(size / CM_PAGE / 64 + 1, sizeof *m->cached);
+    if (!m->cache || !m->line || !m->cached) {
         cm_free(m);
         return -1;
     }
-    memcpy(m->cache, media, size);
-    for (size_t l = 0; l < m->nlines; l++) m->media_hash ^= cm_line_hash(l, media + l * CM_LINE);
     return 0;
+}
+
+/* The program's memory at [off, off + len), made valid before a rule
+ * writes it. A page the cache has not held yet is the media's: until a
+ * rule first writes a page nothing in it was made durable either, so the
+ * media still holds it as it was at cm_init. */
+static unsigned char *cache_at(struct cm_model *m, uint64_t off, size_t len)
+{
+    for (uint64_t pg = off / CM_PAGE; pg <= (off + len - 1) / CM_PAGE; pg++) {
+        if (m->cached[pg / 64] & 1ull << pg % 64) continue;
+        uint64_t at = pg * CM_PAGE;
+        memcpy(m->cache + at, m->media + at, m->size - at < CM_PAGE ? m->size - at : CM_PAGE);
+        m->cached[pg / 64] |= 1ull << pg % 64;
+    }
+    return m->cache + off;
 }
 
 void cm_free(struct cm_model *m)
@@ -52,6 +67,8 @@ void cm_free(struct cm_model *m)
     free(m->line);
     free(m->play);
     free(m->cache);
+    free(m->cached);
+    m->cached = NULL;
     m->line = NULL;
     m->play = NULL;
     m->cache = NULL;
@@ -138,7 +155,8 @@ void cm_rule_store(struct cm_model *m, uint64_t off, const void *bytes, size_t l
     const unsigned char *src = bytes;
     bool tears = len > 8 || (off & 7) + len > 8;
     uint32_t group = tears ? ++m->next_group : 0;
-    memcpy(m->cache + off, src, len);
+    if (!len) return;
+    memcpy(cache_at(m, off, len), src, len);
     m->traced_stores++;
     for (size_t done = 0; done < len;) {
         uint64_t a = off + done;
@@ -168,7 +186,7 @@ bool cm_rule_untraced(struct cm_model *m, uint64_t line, const void *now, enum c
                       uint64_t seq)
 {
     if (line >= m->nlines) return false;
-    unsigned char *c = m->cache + line * CM_LINE;
+    unsigned char *c = cache_at(m, line * CM_LINE, CM_LINE);
     if (!memcmp(c, now, CM_LINE)) return false;
     memcpy(c, now, CM_LINE);
     struct cm_entry *e = entry_add(m, line);
@@ -187,6 +205,7 @@ static void make_durable(struct cm_model *m, struct cm_line *l, uint32_t upto)
     m->media_hash ^= cm_line_hash(l->idx, med);
     for (uint32_t i = 0; i < upto; i++) apply_entry(med, &l->e[i]);
     m->media_hash ^= cm_line_hash(l->idx, med);
+    if (m->on_durable) m->on_durable(m->on_durable_ctx, l->idx);
     memmove(l->e, l->e + upto, (l->n - upto) * sizeof *l->e);
     l->n -= upto;
     l->flushed = l->flushed > upto ? l->flushed - upto : 0;

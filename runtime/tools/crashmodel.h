@@ -62,16 +62,24 @@ struct cm_variant { uint32_t prefix, skip_lo, skip_hi; };
 struct cm_model {
     size_t   size, nlines;
     unsigned char *media;            /* durable image (caller's memory: a mapped file) */
-    unsigned char *cache;            /* what the program's memory holds */
+    unsigned char *cache;            /* what the program's memory holds (a page of it is
+                                      * copied from media when first written: cm_cache_page) */
+    uint64_t *cached;                /* bit per 4 KiB page: cache holds that page */
     struct cm_line **line;           /* per line, NULL while nothing is pending */
     uint64_t *play;                  /* lines with pending entries */
     size_t   nplay, capplay;
     uint32_t next_group;
     uint64_t fences, traced_stores, untraced_entries, merged_entries;
-    uint64_t media_hash;             /* cm_line_hash over every line of media, xor'd */
+    void   (*on_durable)(void *ctx, uint64_t line);   /* called after a rule changed media's line */
+    void    *on_durable_ctx;
+    uint64_t media_hash;             /* the media's identity, relative to the image at cm_init
+                                      * (0): per line changed since, cm_line_hash of its
+                                      * contents then and now, xor'd (equal images, equal
+                                      * hashes, with no pass over the whole pool) */
 };
 
-/* media: size bytes holding the image at the pool's open (it is updated in place). */
+/* media: size bytes holding the image at the pool's open (it is updated in place).
+ * Costs what the trace touches, not the pool's size: no page of media is read here. */
 int  cm_init(struct cm_model *m, unsigned char *media, size_t size);
 void cm_free(struct cm_model *m);
 
