@@ -15,11 +15,9 @@ of it), and the wall and CPU seconds of the whole (CAIRN_TWICE_JOBS
 second-level runs at once, default 2).
 """
 import argparse
-import datetime
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "crashcheck"))
 from rtjobs import BUILD, build  # noqa: E402
 import twice  # noqa: E402
+from rt_jobs import provenance  # noqa: E402  (bench/crashcheck/rt_jobs.py)
 
 COUNTS = ("crash_points", "exhaustive_points", "states", "failed", "duplicates", "skipped")
 
@@ -40,11 +39,7 @@ def main():
     lib = BUILD / "runtime" / "libcairn.a"
     if not lib.exists():
         sys.exit(f"bench/crashcheck/recover_twice.py: {lib} is not built; run scripts/build.sh")
-    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "runtime",
-                                 "tests/crashcheck"], capture_output=True, text=True).stdout.strip())
+    prov = provenance("runtime", "tests/crashcheck")
     load = os.getloadavg()[0]
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     t0 = time.monotonic()
@@ -71,7 +66,7 @@ def main():
             g[k] += r["result"][k]
     result = {
         "command": "bench/crashcheck/recover_twice.py " + " ".join(sys.argv[1:]),
-        "started": started, "source": {"commit": commit, "runtime_dirty": dirty},
+        **prov,
         "config": {"load_average": load, "cpus": os.cpu_count(), "runs_at_once": twice.JOBS_AT_ONCE},
         "first": {k: first[k] for k in (*COUNTS, "saved", "distinct", "clean")}
                  | {"images": len(first["images"])},

@@ -59,6 +59,17 @@ def run_job(prog, name, work):
     }
 
 
+def provenance(*paths):
+    """when the run started, and the commit it measured (dirty: the given
+    paths have uncommitted changes), as the results JSON records them"""
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", *paths],
+                                capture_output=True, text=True).stdout.strip())
+    return {"started": started, "source": {"commit": commit, "runtime_dirty": dirty}}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", required=True, help="where to write the results")
@@ -71,11 +82,7 @@ def main():
     lib = BUILD / "runtime" / "libcairn.a"
     if not lib.exists():
         sys.exit(f"bench/crashcheck/rt_jobs.py: {lib} is not built; run scripts/build.sh")
-    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "runtime"],
-                                capture_output=True, text=True).stdout.strip())
+    prov = provenance("runtime")
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     rows = []
     with tempfile.TemporaryDirectory(prefix="cairn-rtjobs-", dir=base) as work:
@@ -89,7 +96,7 @@ def main():
     total = {k: sum(r[k] for r in rows) for k in
              ("crash_points", "exhaustive_points", "states", "failed")}
     result = {"command": "bench/crashcheck/rt_jobs.py " + " ".join(sys.argv[1:]),
-              "started": started, "source": {"commit": commit, "runtime_dirty": dirty},
+              **prov,
               "config": {"load_average": os.getloadavg()[0], "cpus": os.cpu_count()},
               "jobs": rows, "total": total}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
