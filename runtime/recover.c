@@ -110,9 +110,11 @@ static int take_jump(struct lwalk *w, uint64_t off, uint64_t len, char *why, siz
 {
     const struct pool_hdr *h = w->pool->hdr;
     uint64_t heap_end = h->heap_off + cairn__heap_chunks(h, w->pool->size) * CAIRN_CHUNK;
-    if (off < h->heap_off || len < 2 * sizeof(struct log_rec) || off > heap_end ||
+    /* extension blocks are heap objects: 8-byte aligned, as every record
+     * in them (a misaligned one: tests/fuzz/regress/pool/jump-misaligned) */
+    if (off < h->heap_off || off % 8 || len < 2 * sizeof(struct log_rec) || off > heap_end ||
         len > heap_end - off || ++w->jumps > 1000000) {
-        snprintf(why, whylen, "lane %u: log extension block at %#llx is outside the heap",
+        snprintf(why, whylen, "lane %u: log extension block at %#llx is outside the heap (or not 8-byte aligned)",
                  w->lane, (unsigned long long)off);
         return -1;
     }
